@@ -1,0 +1,110 @@
+"""The Python API: quantize with the reference codec, run kernels on a device.
+
+Each op renders its kernel for the chosen device (render() is cached), compiles it through the
+backend (cached in memory and on disk), binds arguments by name and launches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import formats as F
+
+from .errors import QKGenValueError
+from .qtensor import QTensor, validate
+from .render import KernelSource, render
+
+_DTYPE_ALIASES = {
+    "f32": "f32", "float32": "f32", "float": "f32",
+    "f16": "f16", "float16": "f16", "half": "f16",
+    "bf16": "bf16", "bfloat16": "bf16",
+}  # fmt: skip
+
+# Debug aid used by tests and `qkgen check`: fill outputs with NaN bytes before a kernel runs.
+POISON_OUTPUTS = False
+MAX_ELEMENTS = 2**32 - 1  # kernels index elements with 32-bit integers
+
+
+def dtype_name(dtype: Any) -> str:
+    """'f32' | 'f16' | 'bf16' from a name, a numpy dtype or a torch dtype."""
+    key = str(dtype).replace("torch.", "").lower()
+    if key in _DTYPE_ALIASES:
+        return _DTYPE_ALIASES[key]
+    try:
+        key = np.dtype(dtype).name
+    except TypeError:
+        pass
+    if key in _DTYPE_ALIASES:
+        return _DTYPE_ALIASES[key]
+    raise QKGenValueError(f"dtype: {dtype!r} is not supported; allowed: f32, f16, bf16")
+
+
+def quantize(array: Any, format: str | F.Format, **opts) -> QTensor:
+    """Quantize a host array with the reference codec (bit-exact with bitsandbytes / gguf).
+
+    opts: blocksize (bitsandbytes formats), nested (nf4/fp4 nested statistics), scale_mode
+    ("tensor", "row", "group") and group_size (plain integer formats).
+    """
+    from . import reference
+
+    fmt = format if isinstance(format, F.Format) else F.get(format)
+    if hasattr(array, "detach"):  # torch tensors: quantized on the host
+        array = array.detach().float().cpu().numpy()
+    return reference.quantize(np.asarray(array), fmt, **opts)
+
+
+def _scalars(qt: QTensor, **more) -> dict[str, Any]:
+    return {"n": qt.n, "offset": qt.offset or 0.0, "cols": qt.cols, "groups_per_row": qt.groups_per_row, **more}
+
+
+def _arg_values(dev, ks: KernelSource, inputs: dict[str, Any], outputs: dict[str, Any], scalars: dict) -> list:
+    vals = []
+    for a in ks.args:
+        if a.kind == "in":
+            expected = "float32" if a.ctype == "float" else "uint8"
+            vals.append(dev.as_input(inputs[a.name], a.name, expected))
+        elif a.kind == "out":
+            vals.append(outputs[a.name])
+        elif a.kind == "u32":
+            vals.append(np.uint32(scalars[a.name]))
+        else:
+            vals.append(np.float32(scalars[a.name]))
+    return vals
+
+
+def prepare_dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None,
+                       device: int | str | None = None):  # fmt: skip
+    """(device, kernel source, compiled kernel) for dequantizing qt: what bench and check reuse."""
+    from .backends import open_device
+
+    if not isinstance(qt, QTensor):
+        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
+    validate(qt)
+    if qt.n > MAX_ELEMENTS:
+        raise QKGenValueError(f"shape: {qt.shape} has {qt.n} elements; allowed: at most {MAX_ELEMENTS}")
+    dev = open_device(backend, device)
+    ks = render("dequantize", qt.format, dev.backend, dtype=dtype_name(dtype), blocksize=qt.blocksize,
+                nested=qt.nested, scale_mode=qt.scale_mode, caps=dev.caps)  # fmt: skip
+    return dev, ks, dev.compile(ks)
+
+
+def launch_dequantize(dev, ks: KernelSource, kernel, qt: QTensor, out_buf) -> tuple[list, int, int]:
+    """Argument list and launch geometry (global, local) of a dequantize kernel."""
+    args = _arg_values(dev, ks, qt.arrays(), {"out": out_buf}, _scalars(qt))
+    items = -(-qt.n // ks.per_item)
+    return args, -(-items // ks.wg) * ks.wg, ks.wg
+
+
+def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: int | str | None = None):
+    """Dequantize on a device. Returns an array of qt.shape in dtype: the backend's own array type
+    when the inputs are device arrays (no copies), numpy when they are numpy (bf16 as uint16 bits)."""
+    dev, ks, kernel = prepare_dequantize(qt, dtype, backend, device)
+    native = dev.is_native(qt.data)
+    out_buf, out = dev.empty(qt.n, ks.param("dtype"), like=qt.data if native else None, poison=POISON_OUTPUTS)
+    args, gsize, lsize = launch_dequantize(dev, ks, kernel, qt, out_buf)
+    dev.launch(kernel, args, gsize, lsize)
+    if native:
+        return out.reshape(qt.shape)
+    return dev.download(out, ks.param("dtype"), qt.n).reshape(qt.shape)

@@ -1,0 +1,415 @@
+"""Dialects: everything that differs between CUDA, SYCL and OpenCL C, held as data.
+
+Kernel templates are written once in a C subset (uchar/ushort/uint/int, float arithmetic, for loops)
+and call the dialect for everything else: the kernel qualifier and signature, work-item indices,
+barriers, local and constant memory, half/bf16 loads and stores, vector loads, and sub-group
+reduction with a local-memory fallback. A dialect is a small subclass holding strings and a few
+functions, in the manner of tinygrad's renderer/cstyle.py.
+
+Capabilities of the target device (fp16 arithmetic, sub-groups, integer dot products) are fields
+of the dialect instance, so one class renders for every device of its backend. Rendering a dialect
+never touches a device: backends read the capabilities and pass them in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+# Output storage: the C type a kernel writes for each output dtype (f16/bf16 are stored as bits).
+OUT_STORAGE = {"f32": "float", "f16": "ushort", "bf16": "ushort"}
+DTYPES = tuple(OUT_STORAGE)
+
+# Written once in the C subset; every dialect's prelude includes it. bf16 by bit manipulation,
+# round to nearest even, NaN kept quiet: the same rule as the reference codec's round_to.
+_COMMON_C = """\
+{inline} ushort qk_f32_to_bf16(float f) {
+    uint u = {as_uint}(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+{inline} float qk_bf16_to_f32(ushort b) { return {as_float}(((uint)b) << 16); }
+"""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Base dialect. Subclasses fill the class-level tables; instances carry device capabilities."""
+
+    name: ClassVar[str]
+    lang: ClassVar[str]  # what the source is, for file suffixes and headers
+    suffix: ClassVar[str]
+    kernel_prefix: ClassVar[str]
+    global_qual: ClassVar[str]  # pointer qualifier of kernel buffer arguments
+    restrict: ClassVar[str] = ""
+    local_qual: ClassVar[str]
+    constant_qual: ClassVar[str]
+    inline: ClassVar[str] = "static inline"
+    barrier_stmt: ClassVar[str]
+    ids: ClassVar[dict[str, str]]  # gid, lid, group, lsize, ngroups
+    as_uint: ClassVar[str]
+    as_float: ClassVar[str]
+
+    # Device capabilities (filled from the device by the backend; defaults: the common case).
+    fp16: bool = True  # fp16 arithmetic (only affects helpers that could use it)
+    subgroups: bool = True
+    subgroup_size: int = 32
+    dot4: bool = False  # a native 4-way int8 dot product
+
+    def with_caps(self, **caps) -> Dialect:
+        return replace(self, **caps)
+
+    @property
+    def caps(self) -> dict:
+        return {"fp16": self.fp16, "subgroups": self.subgroups, "subgroup_size": self.subgroup_size,
+                "dot4": self.dot4}  # fmt: skip
+
+    # ---- file level ----
+    extra_c: ClassVar[str] = ""  # dialect-specific helper functions, after the common ones
+
+    def prelude(self) -> str:
+        subst = {"{as_uint}": self.as_uint, "{as_float}": self.as_float, "{inline}": self.inline}
+        common = _COMMON_C
+        for k, v in subst.items():
+            common = common.replace(k, v)
+        return self._prelude_head() + common + self.extra_c
+
+    def _prelude_head(self) -> str:
+        raise NotImplementedError
+
+    def constant_array(self, ctype: str, name: str, values: list[str]) -> str:
+        body = ",\n    ".join(", ".join(values[i : i + 4]) for i in range(0, len(values), 4))
+        return f"{self.constant_qual} {ctype} {name}[{len(values)}] = {{\n    {body}\n}};"
+
+    def kernel(self, name: str, params: list[str], wg: int, subgroup: int | None = None) -> str:
+        """The kernel's signature line(s); params are rendered by ptr()/scalar()."""
+        return f"{self.kernel_prefix}{self._attrs(wg, subgroup)}void {name}({', '.join(params)})"
+
+    def _attrs(self, wg: int, subgroup: int | None) -> str:
+        return ""
+
+    def kernel_entry(self) -> str:
+        """Statements every kernel body starts with (SYCL fetches its nd_item here)."""
+        return ""
+
+    def ptr(self, ctype: str, name: str, const: bool = False) -> str:
+        c = "const " if const else ""
+        return f"{self.global_qual}{c}{ctype}* {self.restrict}{name}".replace("  ", " ")
+
+    def scalar(self, ctype: str, name: str) -> str:
+        return f"const {ctype} {name}"
+
+    def gptr_cast(self, ctype: str, expr: str, const: bool = True) -> str:
+        c = "const " if const else ""
+        return f"(({self.global_qual}{c}{ctype}*)({expr}))"
+
+    # ---- indices, barriers, memory ----
+    def gid(self) -> str:
+        return self.ids["gid"]
+
+    def lid(self) -> str:
+        return self.ids["lid"]
+
+    def group(self) -> str:
+        return self.ids["group"]
+
+    def lsize(self) -> str:
+        return self.ids["lsize"]
+
+    def barrier(self) -> str:
+        return self.barrier_stmt
+
+    def local_array(self, ctype: str, name: str, count: int) -> str:
+        return f"{self.local_qual} {ctype} {name}[{count}];"
+
+    # ---- numbers ----
+    def mul_rn(self, a: str, b: str) -> str:
+        """a*b rounded on its own: never contracted into an fma with a following add."""
+        return f"({a} * {b})"
+
+    def add_rn(self, a: str, b: str) -> str:
+        return f"({a} + {b})"
+
+    def load_half(self, byte_ptr: str) -> str:
+        """A float from the IEEE half at byte_ptr (2-byte aligned, global memory)."""
+        raise NotImplementedError
+
+    def f32_to_f16_bits(self, x: str) -> str:
+        raise NotImplementedError
+
+    def to_storage(self, dtype: str, x: str) -> str:
+        """The stored form of f32 value x for an output dtype, correctly rounded."""
+        if dtype == "f32":
+            return x
+        if dtype == "bf16":
+            return f"qk_f32_to_bf16({x})"
+        return self.f32_to_f16_bits(x)
+
+    # ---- vector memory access ----
+    vec_names: ClassVar[dict[tuple[str, int], str]] = {}
+
+    def vec(self, ctype: str, n: int) -> str:
+        return self.vec_names.get((ctype, n), f"{ctype}{n}")
+
+    def vget(self, var: str, i: int) -> str:
+        return f"{var}.{'xyzw'[i]}"
+
+    def load_u32(self, dst: str, src: str, nbytes: int, align: int) -> str:
+        """Statements that fill uint dst[nbytes/4] from the global bytes at src (little-endian),
+        with the widest loads that `align` (a power of two dividing src's address) allows."""
+        assert nbytes % 4 == 0, nbytes
+        nw = nbytes // 4
+        lines = []
+        if align >= 16 and nw % 4 == 0:
+            v = self.vec("uint", 4)
+            for k in range(nw // 4):
+                lines.append(f"{{ {v} t = {self.gptr_cast(v, src)}[{k}]; "
+                             + " ".join(f"{dst}[{4 * k + i}] = {self.vget('t', i)};" for i in range(4)) + " }")  # fmt: skip
+        elif align >= 8 and nw % 2 == 0:
+            v = self.vec("uint", 2)
+            for k in range(nw // 2):
+                lines.append(f"{{ {v} t = {self.gptr_cast(v, src)}[{k}]; "
+                             f"{dst}[{2 * k}] = {self.vget('t', 0)}; {dst}[{2 * k + 1}] = {self.vget('t', 1)}; }}")  # fmt: skip
+        elif align >= 4:
+            lines += [f"{dst}[{k}] = {self.gptr_cast('uint', src)}[{k}];" for k in range(nw)]
+        elif align == 2:
+            # 2-byte aligned blocks (q4_0, q5_0, q8_0): two 16-bit loads per word, never 4-byte ones.
+            p = self.gptr_cast("ushort", src)
+            lines += [f"{dst}[{k}] = (uint){p}[{2 * k}] | ((uint){p}[{2 * k + 1}] << 16);" for k in range(nw)]
+        else:
+            p = self.gptr_cast("uchar", src)
+            lines += [f"{dst}[{k}] = (uint){p}[{4 * k}] | ((uint){p}[{4 * k + 1}] << 8) | "
+                      f"((uint){p}[{4 * k + 2}] << 16) | ((uint){p}[{4 * k + 3}] << 24);" for k in range(nw)]  # fmt: skip
+        return "\n".join(lines)
+
+    def store_out(self, dtype: str, out: str, index: str, vals: str, count: int) -> str:
+        """Statements that store float vals[0..count) to out[index..index+count), rounded to dtype,
+        in 16-byte pieces (index must be a multiple of the piece)."""
+        storage = OUT_STORAGE[dtype]
+        per = 16 // (4 if storage == "float" else 2)
+        if count % per:
+            per = count
+        lines = []
+        for k in range(0, count, per):
+            if storage == "float" and per == 4:
+                v = self.vec("float", 4)
+                items = ", ".join(f"{vals}[{k + i}]" for i in range(4))
+                lines.append(f"{self.gptr_cast(v, out, const=False)}[({index} + {k}) / 4] = {self.make_vec(v, items)};")
+            elif storage == "ushort" and per == 8:
+                v = self.vec("uint", 4)
+                words = ", ".join(
+                    f"(uint){self.to_storage(dtype, f'{vals}[{k + 2 * i}]')} | "
+                    f"((uint){self.to_storage(dtype, f'{vals}[{k + 2 * i + 1}]')} << 16)"
+                    for i in range(4)
+                )
+                lines.append(f"{self.gptr_cast(v, out, const=False)}[({index} + {k}) / 8] = {self.make_vec(v, words)};")
+            else:
+                lines += [f"{out}[{index} + {k + i}] = {self.to_storage(dtype, f'{vals}[{k + i}]')};" for i in range(per)]
+        return "\n".join(lines)
+
+    def make_vec(self, vtype: str, items: str) -> str:
+        return f"({vtype})({items})"
+
+    # ---- sub-groups ----
+    def subgroup_sum(self, x: str) -> str:
+        raise NotImplementedError
+
+    def sg_lane(self) -> str:
+        raise NotImplementedError
+
+    def dot4_i8(self, a: str, b: str, acc: str) -> str:
+        """acc + dot of the four signed bytes of uint a and uint b (portable form)."""
+        terms = " + ".join(
+            f"(int)(char)(({a} >> {8 * i}) & 0xffu) * (int)(char)(({b} >> {8 * i}) & 0xffu)" for i in range(4)
+        )
+        return f"({acc} + {terms})"
+
+
+@dataclass(frozen=True)
+class OpenCLDialect(Dialect):
+    name: ClassVar[str] = "opencl"
+    lang: ClassVar[str] = "OpenCL C"
+    suffix: ClassVar[str] = ".cl"
+    kernel_prefix: ClassVar[str] = "__kernel "
+    global_qual: ClassVar[str] = "__global "
+    restrict: ClassVar[str] = "restrict "
+    local_qual: ClassVar[str] = "__local"
+    constant_qual: ClassVar[str] = "__constant"
+    barrier_stmt: ClassVar[str] = "barrier(CLK_LOCAL_MEM_FENCE);"
+    ids: ClassVar[dict[str, str]] = {"gid": "(uint)get_global_id(0)", "lid": "(uint)get_local_id(0)",
+                                     "group": "(uint)get_group_id(0)", "lsize": "(uint)get_local_size(0)"}  # fmt: skip
+    as_uint: ClassVar[str] = "as_uint"
+    as_float: ClassVar[str] = "as_float"
+    inline: ClassVar[str] = "inline"
+    # f32 -> f16 bits through vstore_half_rte into private memory: core OpenCL C 1.2, round to
+    # nearest even, no cl_khr_fp16 needed.
+    extra_c: ClassVar[str] = (
+        "inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }\n"
+    )
+    subgroup_size: int = 0
+
+    def _prelude_head(self) -> str:
+        return "#pragma OPENCL FP_CONTRACT OFF\n"
+
+    def _attrs(self, wg: int, subgroup: int | None) -> str:
+        attrs = f"__attribute__((reqd_work_group_size({wg}, 1, 1))) "
+        if subgroup and self.subgroups:
+            attrs += f"__attribute__((intel_reqd_sub_group_size({subgroup}))) "
+        return attrs
+
+    def vget(self, var: str, i: int) -> str:
+        return f"{var}.s{i:x}"
+
+    def load_half(self, byte_ptr: str) -> str:
+        # vload_half is core OpenCL C 1.2: it needs no cl_khr_fp16 (NVIDIA, pocl have none).
+        return f"vload_half(0, (__global const half*)({byte_ptr}))"
+
+    def f32_to_f16_bits(self, x: str) -> str:
+        return f"qk_f32_to_f16({x})"
+
+    def sg_lane(self) -> str:
+        return "(uint)get_sub_group_local_id()"
+
+    def subgroup_sum(self, x: str) -> str:
+        return f"sub_group_reduce_add({x})"
+
+
+@dataclass(frozen=True)
+class CUDADialect(Dialect):
+    name: ClassVar[str] = "cuda"
+    lang: ClassVar[str] = "CUDA C++"
+    suffix: ClassVar[str] = ".cu"
+    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
+    global_qual: ClassVar[str] = ""
+    restrict: ClassVar[str] = "__restrict__ "
+    local_qual: ClassVar[str] = "__shared__"
+    constant_qual: ClassVar[str] = "__constant__"
+    inline: ClassVar[str] = "static __device__ __forceinline__"
+    barrier_stmt: ClassVar[str] = "__syncthreads();"
+    ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.x * blockDim.x + threadIdx.x)", "lid": "threadIdx.x",
+                                     "group": "blockIdx.x", "lsize": "blockDim.x"}  # fmt: skip
+    as_uint: ClassVar[str] = "__float_as_uint"
+    as_float: ClassVar[str] = "__uint_as_float"
+    subgroup_size: int = 32
+    dot4: bool = True
+
+    def _prelude_head(self) -> str:
+        return (
+            "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+            "typedef unsigned char uchar;\ntypedef unsigned short ushort;\ntypedef unsigned int uint;\n"
+        )
+
+    extra_c: ClassVar[str] = (
+        "static __device__ __forceinline__ float qk_warp_sum(float x) {\n"
+        "    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);\n"
+        "    return x;\n}\n"
+    )
+
+    def _attrs(self, wg: int, subgroup: int | None) -> str:
+        return f"__launch_bounds__({wg}) "
+
+    def mul_rn(self, a: str, b: str) -> str:
+        return f"__fmul_rn({a}, {b})"
+
+    def add_rn(self, a: str, b: str) -> str:
+        return f"__fadd_rn({a}, {b})"
+
+    def load_half(self, byte_ptr: str) -> str:
+        return f"__half2float(*(const __half*)({byte_ptr}))"
+
+    def f32_to_f16_bits(self, x: str) -> str:
+        return f"__half_as_ushort(__float2half_rn({x}))"
+
+    def to_storage(self, dtype: str, x: str) -> str:
+        if dtype == "bf16":  # native conversion, round to nearest even
+            return f"__bfloat16_as_ushort(__float2bfloat16_rn({x}))"
+        return super().to_storage(dtype, x)
+
+    def make_vec(self, vtype: str, items: str) -> str:
+        return f"make_{vtype}({items})"
+
+    def sg_lane(self) -> str:
+        return "(threadIdx.x & 31u)"
+
+    def subgroup_sum(self, x: str) -> str:
+        return f"qk_warp_sum({x})"
+
+    def dot4_i8(self, a: str, b: str, acc: str) -> str:
+        return f"__dp4a((int)({a}), (int)({b}), {acc})"
+
+
+@dataclass(frozen=True)
+class SYCLDialect(Dialect):
+    name: ClassVar[str] = "sycl"
+    lang: ClassVar[str] = "SYCL C++"
+    suffix: ClassVar[str] = ".cpp"
+    kernel_prefix: ClassVar[str] = 'extern "C" '
+    global_qual: ClassVar[str] = ""
+    restrict: ClassVar[str] = "__restrict "
+    local_qual: ClassVar[str] = ""
+    constant_qual: ClassVar[str] = "static constexpr"
+    inline: ClassVar[str] = "static inline"
+    barrier_stmt: ClassVar[str] = "sycl::group_barrier(qk_item.get_group());"
+    ids: ClassVar[dict[str, str]] = {"gid": "(uint)qk_item.get_global_id(0)", "lid": "(uint)qk_item.get_local_id(0)",
+                                     "group": "(uint)qk_item.get_group(0)", "lsize": "(uint)qk_item.get_local_range(0)"}  # fmt: skip
+    as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
+    as_float: ClassVar[str] = "sycl::bit_cast<float>"
+    subgroup_size: int = 16
+
+    def _prelude_head(self) -> str:
+        return (
+            "#include <sycl/sycl.hpp>\n"
+            "namespace syclexp = sycl::ext::oneapi::experimental;\n"
+            "typedef unsigned char uchar;\ntypedef unsigned short ushort;\ntypedef unsigned int uint;\n"
+            "#pragma clang fp contract(off)\n"
+        )
+
+    def _attrs(self, wg: int, subgroup: int | None) -> str:
+        # The required sub-group size sits on the kernel itself, never on a lambda.
+        props = ["syclexp::nd_range_kernel<1>"]
+        if subgroup and self.subgroups:
+            props.append(f"syclexp::sub_group_size<{subgroup}>")
+        return "".join(f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY(({p})) " for p in props)
+
+    def kernel_entry(self) -> str:
+        return "const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();"
+
+    def local_array(self, ctype: str, name: str, count: int) -> str:
+        return (f"auto& {name} = *sycl::ext::oneapi::group_local_memory_for_overwrite<{ctype}[{count}]>"
+                f"(qk_item.get_group());")  # fmt: skip
+
+    def vec(self, ctype: str, n: int) -> str:
+        return f"sycl::vec<{ctype}, {n}>"
+
+    def vget(self, var: str, i: int) -> str:
+        return f"{var}[{i}]"
+
+    def make_vec(self, vtype: str, items: str) -> str:
+        return f"{vtype}({items})"
+
+    def load_half(self, byte_ptr: str) -> str:
+        return f"(float)(*(const sycl::half*)({byte_ptr}))"
+
+    def f32_to_f16_bits(self, x: str) -> str:
+        return f"sycl::bit_cast<ushort>(sycl::half({x}))"
+
+    def sg_lane(self) -> str:
+        return "(uint)qk_item.get_sub_group().get_local_linear_id()"
+
+    def subgroup_sum(self, x: str) -> str:
+        return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"
+
+
+DIALECTS: dict[str, type[Dialect]] = {"opencl": OpenCLDialect, "cuda": CUDADialect, "sycl": SYCLDialect}
+BACKENDS = tuple(DIALECTS)
+
+
+def dialect(backend: str, **caps) -> Dialect:
+    """The dialect of `backend` with the given device capabilities."""
+    from .errors import QKGenValueError
+
+    try:
+        cls = DIALECTS[backend]
+    except (KeyError, TypeError):
+        raise QKGenValueError(f"backend: unknown backend {backend!r}; allowed: {', '.join(DIALECTS)}") from None
+    return cls(**caps)

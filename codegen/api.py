@@ -67,6 +67,8 @@ def _arg_values(dev, ks: KernelSource, inputs: dict[str, Any], outputs: dict[str
             vals.append(dev.as_input(inputs[a.name], a.name, expected))
         elif a.kind == "out":
             vals.append(outputs[a.name])
+        elif a.kind == "local":
+            vals.append(dev.local_arg(a.ctype, a.count))
         elif a.kind == "u32":
             vals.append(np.uint32(scalars[a.name]))
         else:

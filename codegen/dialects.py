@@ -81,16 +81,25 @@ class Dialect:
         body = ",\n    ".join(", ".join(values[i : i + 4]) for i in range(0, len(values), 4))
         return f"{self.constant_qual} {ctype} {name}[{len(values)}] = {{\n    {body}\n}};"
 
-    def kernel(self, name: str, params: list[str], wg: int, subgroup: int | None = None) -> str:
-        """The kernel's signature line(s); params are rendered by ptr()/scalar()."""
+    locals_as_params: ClassVar[bool] = False  # local arrays arrive as kernel arguments (SYCL)
+
+    def kernel(self, name: str, params: list[str], wg: int, subgroup: int | None = None,
+               locals: tuple = ()) -> str:  # fmt: skip
+        """The kernel's signature; params are rendered by ptr()/scalar(); locals are
+        (ctype, name, count) local-memory arrays the kernel uses."""
+        if self.locals_as_params:
+            params = [*params, *(self.local_param(c, n) for c, n, _ in locals)]
         return f"{self.kernel_prefix}{self._attrs(wg, subgroup)}void {name}({', '.join(params)})"
+
+    def local_param(self, ctype: str, name: str) -> str:
+        raise NotImplementedError
 
     def _attrs(self, wg: int, subgroup: int | None) -> str:
         return ""
 
-    def kernel_entry(self) -> str:
-        """Statements every kernel body starts with (SYCL fetches its nd_item here)."""
-        return ""
+    def kernel_entry(self, locals: tuple = ()) -> str:
+        """Statements every kernel body starts with: local arrays, and SYCL's nd_item."""
+        return "\n".join(f"{self.local_qual} {c} {n}[{k}];" for c, n, k in locals)
 
     def ptr(self, ctype: str, name: str, const: bool = False) -> str:
         c = "const " if const else ""
@@ -118,9 +127,6 @@ class Dialect:
 
     def barrier(self) -> str:
         return self.barrier_stmt
-
-    def local_array(self, ctype: str, name: str, count: int) -> str:
-        return f"{self.local_qual} {ctype} {name}[{count}];"
 
     # ---- numbers ----
     def mul_rn(self, a: str, b: str) -> str:
@@ -371,12 +377,15 @@ class SYCLDialect(Dialect):
             props.append(f"syclexp::sub_group_size<{subgroup}>")
         return "".join(f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY(({p})) " for p in props)
 
-    def kernel_entry(self) -> str:
-        return "const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();"
+    # In-kernel local allocation (group_local_memory, scratch memory) crashes this DPC++'s
+    # run-time compiler; work_group_memory kernel arguments work.
+    locals_as_params: ClassVar[bool] = True
 
-    def local_array(self, ctype: str, name: str, count: int) -> str:
-        return (f"auto& {name} = *sycl::ext::oneapi::group_local_memory_for_overwrite<{ctype}[{count}]>"
-                f"(qk_item.get_group());")  # fmt: skip
+    def local_param(self, ctype: str, name: str) -> str:
+        return f"syclexp::work_group_memory<{ctype}[]> {name}"
+
+    def kernel_entry(self, locals: tuple = ()) -> str:
+        return "const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();"
 
     def vec(self, ctype: str, n: int) -> str:
         return f"sycl::vec<{ctype}, {n}>"

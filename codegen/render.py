@@ -41,8 +41,9 @@ class Arg:
     """One kernel argument: a buffer (read or written) or a scalar, bound by name at launch."""
 
     name: str
-    kind: str  # "in", "out", "u32", "f32"
+    kind: str  # "in", "out", "u32", "f32", "local" (local memory passed as an argument: SYCL)
     ctype: str = "uchar"
+    count: int = 0  # elements of a local array
 
 
 @dataclass(frozen=True)
@@ -159,13 +160,17 @@ def _dequantize_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, sca
     if fmt.family == "int":
         params += [d.scalar("uint", "cols"), d.scalar("uint", "groups_per_row")]
         args += [Arg("cols", "u32"), Arg("groups_per_row", "u32")]
-    tables = {}
+    tables, local_arrays = {}, []
     if fmt.code == "table":
         tables["TABLE"] = [_hex_float(v) for v in fmt.table]
+        local_arrays.append(("float", "lut", len(fmt.table)))
     if nested:
         tables["TABLE2"] = [_hex_float(v) for v in fmt.nested_table]
+        local_arrays.append(("float", "lut2", len(fmt.nested_table)))
+    if d.locals_as_params:
+        args += [Arg(n, "local", c, k) for c, n, k in local_arrays]
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, params=params, args=args, tables=tables,
-                per_item=ept)  # fmt: skip
+                per_item=ept, locals=tuple(local_arrays))  # fmt: skip
 
 
 OPS = {"dequantize": ("dequantize.jinja", _dequantize_context)}

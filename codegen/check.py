@@ -1,0 +1,111 @@
+"""`qkgen check`: run every kernel on a device and compare it with the reference codec.
+
+Inputs are fresh random tensors with odd sizes and partial blocks; outputs are poisoned (NaN
+bytes) before the kernel runs, so an element the kernel fails to write cannot pass. f32 results
+must equal the reference exactly; f16/bf16 results the correctly rounded reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import api, reference
+from . import formats as F
+from .catalog import variants
+from .errors import QKGenError
+
+# Odd shapes: partial last blocks / groups and partial vector chunks (GGUF needs whole blocks).
+SHAPES = {"bnb4": (7, 333), "bnb8": (5, 333), "gguf": (7, 160), "int": (7, 333)}
+
+
+@dataclass
+class Result:
+    op: str
+    format: str
+    variant: str
+    dtype: str
+    max_abs_err: float
+    status: str  # PASS, FAIL, ERROR
+    detail: str = ""
+
+
+def sample(fmt: F.Format, rng: np.random.Generator, nested: bool = False, scale_mode: str | None = None,
+           blocksize: int | None = None, shape: tuple[int, ...] | None = None):  # fmt: skip
+    """A QTensor of random data (normal, with a few outliers) quantized by the reference codec."""
+    shape = shape or SHAPES[fmt.family]
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[rng.integers(0, x.size, 3)] *= 8.0
+    if fmt.family == "int":
+        return reference.quantize(x, fmt, scale_mode=scale_mode, group_size=blocksize)
+    return reference.quantize(x, fmt, blocksize=blocksize, nested=nested)
+
+
+def host_f32(out: np.ndarray, dtype: str) -> np.ndarray:
+    """Kernel output (host copy) as f32 values."""
+    return reference.bf16_to_f32(out) if dtype == "bf16" else np.asarray(out, dtype=np.float32)
+
+
+def compare(out: np.ndarray, ref_f32: np.ndarray, dtype: str) -> tuple[bool, float]:
+    """(bit-exact vs the correctly rounded reference, max abs error vs the f32 reference)."""
+    want = ref_f32 if dtype == "f32" else reference.round_to(ref_f32, dtype)
+    exact = out.shape == want.shape and np.array_equal(
+        np.asarray(out).view(np.uint8), np.ascontiguousarray(want).view(np.uint8)
+    )
+    got = host_f32(out, dtype)
+    err = float(np.max(np.abs(got.astype(np.float64) - ref_f32))) if got.size else 0.0
+    return exact, err
+
+
+def variant_label(v: dict) -> str:
+    parts = []
+    if v.get("nested"):
+        parts.append("nested")
+    if v.get("scale_mode"):
+        parts.append(v["scale_mode"] + (f" g{v['blocksize']}" if v.get("blocksize") else ""))
+    return " ".join(parts) or "-"
+
+
+def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,
+        progress: bool = True, seed: int = 0) -> list[Result]:  # fmt: skip
+    rng = np.random.default_rng(seed)
+    todo = list(variants("dequantize", formats))
+    results = []
+    bar = _progress(todo, progress)
+    api.POISON_OUTPUTS, before = True, api.POISON_OUTPUTS
+    try:
+        for v in bar:
+            fmt = F.get(v["format"])
+            label = variant_label(v)
+            bar.set_postfix_str(f"{v['format']} {v['dtype']} {label}") if hasattr(bar, "set_postfix_str") else None
+            try:
+                qt = sample(fmt, rng, v.get("nested", False), v.get("scale_mode"), v.get("blocksize"))
+                out = api.dequantize(qt, v["dtype"], backend=backend, device=device)
+                ok, err = compare(np.asarray(out), reference.dequantize(qt), v["dtype"])
+                results.append(Result("dequantize", fmt.name, label, v["dtype"], err, "PASS" if ok else "FAIL"))
+            except QKGenError as e:
+                results.append(Result("dequantize", fmt.name, label, v["dtype"], float("nan"), "ERROR",
+                                      str(e).splitlines()[0]))  # fmt: skip
+    finally:
+        api.POISON_OUTPUTS = before
+    return results
+
+
+def _progress(items, enabled: bool):
+    if not enabled:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc="check", unit="kernel", leave=False)
+
+
+def table(results: list[Result]) -> str:
+    head = f"{'format':<11} {'op':<11} {'variant':<13} {'dtype':<5} {'max abs err':>12}  status"
+    rows = [head, "-" * len(head)]
+    for r in results:
+        rows.append(f"{r.format:<11} {r.op:<11} {r.variant:<13} {r.dtype:<5} {r.max_abs_err:>12.3g}  {r.status}"
+                    + (f"  {r.detail}" if r.detail else ""))  # fmt: skip
+    passed = sum(r.status == "PASS" for r in results)
+    rows.append(f"{passed} passed, {len(results) - passed} failed")
+    return "\n".join(rows)

@@ -158,6 +158,11 @@ class Device(ABC):
     @abstractmethod
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray: ...
 
+    def local_arg(self, ctype: str, count: int) -> Any:
+        """The launch argument for a local-memory array passed as a kernel argument (Arg kind
+        "local"); only dialects with locals_as_params (SYCL) render those."""
+        raise NotImplementedError(f"{self.backend}: kernels take no local-memory arguments")
+
     @abstractmethod
     def launch(self, kernel: Any, args: list, global_size: int, local_size: int) -> Any: ...
 
@@ -168,13 +173,16 @@ class Device(ABC):
         """Device time of one launch in milliseconds (device events)."""
         raise NotImplementedError(f"{self.backend}: event timing not implemented")
 
-    def as_input(self, array: Any, name: str, dtype: str) -> Any:
+    def as_input(self, array: Any, name: str, dtypes: tuple[str, ...]) -> Any:
         """A kernel argument for an input array: native arrays as they are, numpy copied in."""
         if self.is_native(array):
+            dt = str(getattr(array, "dtype", "")).replace("torch.", "")
+            if dt not in dtypes:
+                raise QKGenValueError(f"{name}: dtype {dt}; allowed: {', '.join(dtypes)}")
             return self.native_buffer(array, name)
         if isinstance(array, np.ndarray):
-            if str(array.dtype) != dtype:
-                raise QKGenValueError(f"{name}: dtype {array.dtype}; allowed: {dtype}")
+            if str(array.dtype) not in dtypes:
+                raise QKGenValueError(f"{name}: dtype {array.dtype}; allowed: {', '.join(dtypes)}")
             if not array.flags.c_contiguous:
                 raise QKGenValueError(f"{name}: array is not contiguous; allowed: C-contiguous arrays")
             return self.upload(array)

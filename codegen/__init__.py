@@ -7,13 +7,13 @@
 """
 
 from . import formats  # callable: qkgen.formats() lists the rows
-from .api import dequantize, quantize
+from .api import dequantize, gemv, quantize
 from .errors import BackendUnavailable, BuildError, FormatError, QKGenError, QKGenValueError
 from .qtensor import QTensor
 from .render import KernelSource, render
 from .version import __version__
 
 __all__ = [
-    "__version__", "formats", "quantize", "dequantize", "render", "QTensor", "KernelSource",
+    "__version__", "formats", "quantize", "dequantize", "gemv", "render", "QTensor", "KernelSource",
     "QKGenError", "QKGenValueError", "FormatError", "BackendUnavailable", "BuildError",
 ]  # fmt: skip

@@ -25,6 +25,7 @@ _DTYPE_ALIASES = {
 # Debug aid used by tests and `qkgen check`: fill outputs with NaN bytes before a kernel runs.
 POISON_OUTPUTS = False
 MAX_ELEMENTS = 2**32 - 1  # kernels index elements with 32-bit integers
+MAX_M = 8  # gemv: rows of x one launch takes
 
 
 def dtype_name(dtype: Any) -> str:
@@ -59,11 +60,15 @@ def _scalars(qt: QTensor, **more) -> dict[str, Any]:
     return {"n": qt.n, "offset": qt.offset or 0.0, "cols": qt.cols, "groups_per_row": qt.groups_per_row, **more}
 
 
+# numpy dtype names an input argument accepts (bf16 on the host: uint16 bit patterns).
+X_DTYPES = {"f32": ("float32",), "f16": ("float16",), "bf16": ("bfloat16", "uint16")}
+
+
 def _arg_values(dev, ks: KernelSource, inputs: dict[str, Any], outputs: dict[str, Any], scalars: dict) -> list:
     vals = []
     for a in ks.args:
         if a.kind == "in":
-            expected = "float32" if a.ctype == "float" else "uint8"
+            expected = {"float": ("float32",), "x": X_DTYPES[ks.param("dtype")]}.get(a.ctype, ("uint8",))
             vals.append(dev.as_input(inputs[a.name], a.name, expected))
         elif a.kind == "out":
             vals.append(outputs[a.name])
@@ -110,3 +115,57 @@ def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, devi
     if native:
         return out.reshape(qt.shape)
     return dev.download(out, ks.param("dtype"), qt.n).reshape(qt.shape)
+
+
+def _shape_of(a: Any) -> tuple[int, ...]:
+    return tuple(int(s) for s in a.shape)
+
+
+def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: int | str | None = None,
+         fast_decode: bool = True):  # fmt: skip
+    """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
+
+    y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
+    when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
+    f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products.
+    """
+    if path not in ("float", "int8dot"):
+        raise QKGenValueError(f"path: {path!r}; allowed: float, int8dot")
+    if path == "int8dot":
+        from .int8dot import gemv_int8dot
+
+        return gemv_int8dot(qt, x, backend=backend, device=device)
+    from .backends import open_device
+
+    if not isinstance(qt, QTensor):
+        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
+    validate(qt)
+    if len(qt.shape) != 2:
+        raise QKGenValueError(f"qtensor.shape: {qt.shape}; allowed: a 2-D weight [N, K]")
+    n_out, k = qt.shape
+    xshape = _shape_of(x)
+    if len(xshape) == 1:
+        xshape = (1, xshape[0])
+    if len(xshape) != 2 or xshape[1] != k or not 1 <= xshape[0] <= MAX_M:
+        raise QKGenValueError(f"x.shape: {_shape_of(x)}; allowed: [M, {k}] or [{k}] with 1 <= M <= {MAX_M}")
+    m = xshape[0]
+    dtype = dtype_name(getattr(x, "dtype", None))
+    if isinstance(x, np.ndarray) and x.dtype == np.uint16:
+        dtype = "bf16"  # bf16 activations on the host travel as their bit patterns
+    dev = open_device(backend, device)
+    ks = render("gemv", qt.format, dev.backend, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                scale_mode=qt.scale_mode, caps=dev.caps, mmax=1 if m == 1 else MAX_M,
+                **({} if fast_decode else {"fast_decode": False}))  # fmt: skip
+    ept = ks.param("ept")
+    if k % ept:
+        raise QKGenValueError(f"x.shape: K={k} must be a multiple of {ept} for {qt.describe()}")
+    kernel = dev.compile(ks)
+    native = dev.is_native(x)
+    y_buf, y = dev.empty(m * n_out, dtype, like=x if native else None, poison=POISON_OUTPUTS)
+    inputs = {**qt.arrays(), "x": x}
+    args = _arg_values(dev, ks, inputs, {"y": y_buf}, _scalars(qt, N=n_out, K=k, M=m))
+    groups = -(-n_out // ks.per_item)
+    dev.launch(kernel, args, groups * ks.wg, ks.wg)
+    if native:
+        return y.reshape(m, n_out)
+    return dev.download(y, dtype, m * n_out).reshape(m, n_out)

@@ -216,9 +216,40 @@ class Dialect:
     def make_vec(self, vtype: str, items: str) -> str:
         return f"({vtype})({items})"
 
+    def half_bits_to_f32(self, h: str) -> str:
+        """A float from IEEE half bits held in a register."""
+        raise NotImplementedError
+
+    def word_elem(self, dtype: str, words: str, i: str) -> str:
+        """Element i (f32) of an activation chunk loaded as uint words, stored as dtype."""
+        if dtype == "f32":
+            return f"{self.as_float}({words}[{i}])"
+        half = f"(ushort)({words}[({i}) / 2u] >> (16u * (({i}) % 2u)))"
+        return f"qk_bf16_to_f32({half})" if dtype == "bf16" else self.half_bits_to_f32(half)
+
+    def fast_code(self, v: str, bias: int) -> str:
+        """v - bias for an integer code v < 1024, without an int -> float conversion: the half with
+        bits 0x6400 | v is 1024 + v, minus the half 1024 + bias (exact for |result| <= 2048).
+        Devices without fp16 arithmetic use the same trick in f32 (0x4B000000 | v is 2^23 + v)."""
+        return f"({self.as_float}(0x4B000000u | ({v})) - {float(2**23 + bias)!r}f)"
+
     # ---- sub-groups ----
     def subgroup_sum(self, x: str) -> str:
         raise NotImplementedError
+
+    def lanes_sum(self, var: str, scratch: str, lid: str, lanes: int) -> str:
+        """Statements leaving in `var` of lane 0 of each `lanes`-wide row the row's sum. Every
+        work-item must reach them (the fallback has barriers). Sub-groups where the device has
+        them; otherwise a tree in local memory (`scratch`, one float per work-item)."""
+        if self.subgroups:
+            return f"{var} = {self.subgroup_sum(var)};"
+        return (
+            f"{scratch}[{lid}] = {var};\n{self.barrier_stmt}\n"
+            f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
+            f"    if ({lid} % {lanes}u < s) {scratch}[{lid}] += {scratch}[{lid} + s];\n"
+            f"    {self.barrier_stmt}\n}}\n"
+            f"{var} = {scratch}[{lid}];\n{self.barrier_stmt}"
+        )
 
     def sg_lane(self) -> str:
         raise NotImplementedError
@@ -251,6 +282,7 @@ class OpenCLDialect(Dialect):
     # nearest even, no cl_khr_fp16 needed.
     extra_c: ClassVar[str] = (
         "inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }\n"
+        "inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }\n"
     )
     subgroup_size: int = 0
 
@@ -272,6 +304,18 @@ class OpenCLDialect(Dialect):
 
     def f32_to_f16_bits(self, x: str) -> str:
         return f"qk_f32_to_f16({x})"
+
+    def half_bits_to_f32(self, h: str) -> str:
+        return f"qk_f16_to_f32({h})"
+
+    def fast_code(self, v: str, bias: int) -> str:
+        if not self.fp16:
+            return super().fast_code(v, bias)
+        return f"(float)(as_half((ushort)(0x6400u | ({v}))) - as_half((ushort){_half_bits(1024 + bias)}u))"
+
+    def prelude(self) -> str:
+        fp16 = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if self.fp16 else ""
+        return fp16 + super().prelude()
 
     def sg_lane(self) -> str:
         return "(uint)get_sub_group_local_id()"
@@ -333,6 +377,13 @@ class CUDADialect(Dialect):
 
     def make_vec(self, vtype: str, items: str) -> str:
         return f"make_{vtype}({items})"
+
+    def half_bits_to_f32(self, h: str) -> str:
+        return f"__half2float(__ushort_as_half({h}))"
+
+    def fast_code(self, v: str, bias: int) -> str:
+        return (f"__half2float(__hsub(__ushort_as_half((ushort)(0x6400u | ({v}))), "
+                f"__ushort_as_half((ushort){_half_bits(1024 + bias)}u)))")  # fmt: skip
 
     def sg_lane(self) -> str:
         return "(threadIdx.x & 31u)"
@@ -402,11 +453,24 @@ class SYCLDialect(Dialect):
     def f32_to_f16_bits(self, x: str) -> str:
         return f"sycl::bit_cast<ushort>(sycl::half({x}))"
 
+    def half_bits_to_f32(self, h: str) -> str:
+        return f"(float)sycl::bit_cast<sycl::half>((ushort)({h}))"
+
+    def fast_code(self, v: str, bias: int) -> str:
+        return (f"(float)(sycl::bit_cast<sycl::half>((ushort)(0x6400u | ({v}))) - "
+                f"sycl::bit_cast<sycl::half>((ushort){_half_bits(1024 + bias)}u))")  # fmt: skip
+
     def sg_lane(self) -> str:
         return "(uint)qk_item.get_sub_group().get_local_linear_id()"
 
     def subgroup_sum(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"
+
+
+def _half_bits(v: float) -> int:
+    import numpy as np
+
+    return int(np.array(v, dtype=np.float16).view(np.uint16))
 
 
 DIALECTS: dict[str, type[Dialect]] = {"opencl": OpenCLDialect, "cuda": CUDADialect, "sycl": SYCLDialect}

@@ -126,9 +126,10 @@ def _check_common(fmt: F.Format, backend: str, dtype: str, nested: bool, scale_m
         raise QKGenValueError(f"scale_mode: only plain integer formats take one; got {scale_mode!r}")
 
 
-def _dequantize_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, scale_mode: str | None,
-                        ept: int | None) -> dict:  # fmt: skip
-    # Aim for 16 bytes of codes per work-item (one vector load), inside one block (one scale).
+def _chunking(fmt: F.Format, bs: int, scale_mode: str | None, ept: int | None) -> tuple[int, int, int]:
+    """(elements, code bytes, load alignment) of the chunk one work-item decodes at a time.
+
+    Aim for 16 bytes of codes (one vector load) inside one block (one scale)."""
     limit = bs if (fmt.family != "int" or scale_mode == "group") else 1 << 30
     if fmt.pack == "split":
         limit = min(limit, fmt.block // fmt.per_byte)
@@ -139,10 +140,17 @@ def _dequantize_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, sca
         raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")
     if fmt.inline:
         align = math.gcd(fmt.block_align, fmt.offsets["qs"], _low_pow2(chunk_bytes), 16)
+    else:
+        align = min(16, _low_pow2(chunk_bytes))
+    return ept, chunk_bytes, align
+
+
+def _weight_params(fmt: F.Format, d, nested: bool) -> tuple[list[str], list[Arg], dict, list]:
+    """Kernel parameters, arguments, constant tables and local arrays for reading a QTensor."""
+    if fmt.inline:
         params = [d.ptr("uchar", "blocks", const=True)]
         args = [Arg("data", "in")]
     else:
-        align = min(16, _low_pow2(chunk_bytes))
         params = [d.ptr("uchar", "codes", const=True)]
         args = [Arg("data", "in")]
         if nested:
@@ -155,11 +163,6 @@ def _dequantize_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, sca
         else:
             params.append(d.ptr("float", "scale", const=True))
             args.append(Arg("scale", "in", "float"))
-    params += [d.ptr(OUT_STORAGE[dtype], "out"), d.scalar("uint", "n")]
-    args += [Arg("out", "out", OUT_STORAGE[dtype]), Arg("n", "u32")]
-    if fmt.family == "int":
-        params += [d.scalar("uint", "cols"), d.scalar("uint", "groups_per_row")]
-        args += [Arg("cols", "u32"), Arg("groups_per_row", "u32")]
     tables, local_arrays = {}, []
     if fmt.code == "table":
         tables["TABLE"] = [_hex_float(v) for v in fmt.table]
@@ -167,13 +170,64 @@ def _dequantize_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, sca
     if nested:
         tables["TABLE2"] = [_hex_float(v) for v in fmt.nested_table]
         local_arrays.append(("float", "lut2", len(fmt.nested_table)))
-    if d.locals_as_params:
-        args += [Arg(n, "local", c, k) for c, n, k in local_arrays]
+    return params, args, tables, local_arrays
+
+
+def _local_args(d, local_arrays: list) -> list[Arg]:
+    return [Arg(n, "local", c, k) for c, n, k in local_arrays] if d.locals_as_params else []
+
+
+def _dequantize_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, scale_mode: str | None,
+                        extra: dict) -> dict:  # fmt: skip
+    ept, chunk_bytes, align = _chunking(fmt, bs, scale_mode, extra.pop("ept", None))
+    params, args, tables, local_arrays = _weight_params(fmt, d, nested)
+    params += [d.ptr(OUT_STORAGE[dtype], "out"), d.scalar("uint", "n")]
+    args += [Arg("out", "out", OUT_STORAGE[dtype]), Arg("n", "u32")]
+    if fmt.family == "int":
+        params += [d.scalar("uint", "cols"), d.scalar("uint", "groups_per_row")]
+        args += [Arg("cols", "u32"), Arg("groups_per_row", "u32")]
+    args += _local_args(d, local_arrays)
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, params=params, args=args, tables=tables,
-                per_item=ept, locals=tuple(local_arrays))  # fmt: skip
+                per_item=ept, locals=tuple(local_arrays), wg=_wg(extra, 256, 1))  # fmt: skip
 
 
-OPS = {"dequantize": ("dequantize.jinja", _dequantize_context)}
+def _wg(extra: dict, default: int, multiple: int) -> int:
+    wg = int(extra.pop("wg", default))
+    if wg <= 0 or wg % multiple or wg & (wg - 1):
+        raise QKGenValueError(f"wg: {wg}; allowed: a power of two, a multiple of {multiple}")
+    return wg
+
+
+X_SIZE = {"f32": 4, "f16": 2, "bf16": 2}
+MAX_M = 8
+
+
+def _gemv_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, scale_mode: str | None,
+                  extra: dict) -> dict:  # fmt: skip
+    ept, chunk_bytes, align = _chunking(fmt, bs, scale_mode, extra.pop("ept", None))
+    mmax = int(extra.pop("mmax", 1))
+    if not 1 <= mmax <= MAX_M:
+        raise QKGenValueError(f"mmax: {mmax}; allowed: 1..{MAX_M}")
+    fast = bool(extra.pop("fast_decode", True)) and fmt.code != "table"
+    lanes = d.subgroup_size if d.subgroups and d.subgroup_size else 32
+    params, args, tables, local_arrays = _weight_params(fmt, d, nested)
+    params += [d.ptr("uchar", "x", const=True), d.ptr(OUT_STORAGE[dtype], "y"),
+               d.scalar("uint", "N"), d.scalar("uint", "K"), d.scalar("uint", "M")]  # fmt: skip
+    args += [Arg("x", "in", "x"), Arg("y", "out", OUT_STORAGE[dtype]), Arg("N", "u32"), Arg("K", "u32"),
+             Arg("M", "u32")]  # fmt: skip
+    if fmt.family == "int":
+        params.append(d.scalar("uint", "groups_per_row"))
+        args.append(Arg("groups_per_row", "u32"))
+    wg = _wg(extra, 128, lanes)
+    if not d.subgroups:
+        local_arrays.append(("float", "scratch", wg))
+    args += _local_args(d, local_arrays)
+    return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, params=params, args=args, tables=tables,
+                per_item=wg // lanes, locals=tuple(local_arrays), lanes=lanes, rows=wg // lanes, mmax=mmax,
+                fast_decode=fast, x_size=X_SIZE[dtype], x_bytes=ept * X_SIZE[dtype], wg=wg)  # fmt: skip
+
+
+OPS = {"dequantize": ("dequantize.jinja", _dequantize_context), "gemv": ("gemv.jinja", _gemv_context)}
 
 
 def ops() -> tuple[str, ...]:
@@ -191,14 +245,14 @@ def _render(op: str, fmt_name: str, backend: str, dtype: str, blocksize: int | N
     d = dialect(backend, **dict(caps))
     template, build = OPS[op]
     extra_d = dict(extra)
-    wg = int(extra_d.pop("wg", 256))
-    ctx = build(fmt, d, dtype, bs, nested, scale_mode, extra_d.pop("ept", None))
+    ctx = build(fmt, d, dtype, bs, nested, scale_mode, extra_d)
     if extra_d:
         raise QKGenValueError(f"params: unknown parameter(s) {sorted(extra_d)} for {op}")
-    named = {k: v for k, v in dict(extra).items() if k != "ept" or v}
-    name = kernel_name(op, fmt, dtype, bs, nested, scale_mode, {k: v for k, v in named.items() if k != "wg" or v != 256})
+    wg = ctx.pop("wg")
+    # Every parameter the caller set is part of the name (defaults are implied by the version).
+    name = kernel_name(op, fmt, dtype, bs, nested, scale_mode, dict(extra))
     params = {"dtype": dtype, "blocksize": bs, "nested": nested, "scale_mode": scale_mode,
-              "ept": ctx["ept"], "wg": wg}  # fmt: skip
+              **{k: ctx[k] for k in ("ept", "mmax", "fast_decode", "lanes") if k in ctx}, "wg": wg}  # fmt: skip
     header = _header(name, template, fmt, backend, params, d.caps)
     source = ENV.get_template(template).render(
         header=header, name=name, fmt=fmt, d=d, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,

@@ -40,7 +40,10 @@ def select(name: str | None = None):
     if not name and os.environ.get("QKGEN_BACKEND"):
         name, src = os.environ["QKGEN_BACKEND"], " (from QKGEN_BACKEND)"
     if name:
-        backend = get(name)
+        try:
+            backend = get(name)
+        except ImportError as e:
+            raise BackendUnavailable(f"backend {name!r}{src} cannot be used: {e}") from None
         why = backend.why_unavailable()
         if why:
             raise BackendUnavailable(f"backend {name!r}{src} cannot be used: {why}")

@@ -149,9 +149,13 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
     if len(xshape) != 2 or xshape[1] != k or not 1 <= xshape[0] <= MAX_M:
         raise QKGenValueError(f"x.shape: {_shape_of(x)}; allowed: [M, {k}] or [{k}] with 1 <= M <= {MAX_M}")
     m = xshape[0]
-    dtype = dtype_name(getattr(x, "dtype", None))
-    if isinstance(x, np.ndarray) and x.dtype == np.uint16:
-        dtype = "bf16"  # bf16 activations on the host travel as their bit patterns
+    # bf16 activations on the host travel as their bit patterns (uint16)
+    is_bits = isinstance(x, np.ndarray) and x.dtype == np.uint16
+    try:
+        dtype = "bf16" if is_bits else dtype_name(getattr(x, "dtype", None))
+    except QKGenValueError:
+        raise QKGenValueError(f"x: dtype {getattr(x, 'dtype', None)}; allowed: float32, float16, bfloat16 "
+                              "(on the host: uint16 bf16 bits)") from None
     dev = open_device(backend, device)
     ks = render("gemv", qt.format, dev.backend, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                 scale_mode=qt.scale_mode, caps=dev.caps, mmax=1 if m == 1 else MAX_M,

@@ -61,7 +61,7 @@ def _write_if_changed(path: Path, text: str) -> bool:
 
 def cmd_dump(args) -> int:
     from .catalog import variants
-    from .render import render
+    from .render import ops, render
 
     if args.all:
         if not args.output:
@@ -70,10 +70,11 @@ def cmd_dump(args) -> int:
         written = total = 0
         for backend in args.backend or BACKENDS:
             (out / backend).mkdir(parents=True, exist_ok=True)
-            for v in variants(args.op or "dequantize"):
-                ks = render(v.pop("op"), v.pop("format"), backend, **v)
-                total += 1
-                written += _write_if_changed(out / backend / ks.filename, ks.source)
+            for op in [args.op] if args.op else ops():
+                for v in variants(op):
+                    ks = render(v.pop("op"), v.pop("format"), backend, **v)
+                    total += 1
+                    written += _write_if_changed(out / backend / ks.filename, ks.source)
         print(f"{total} kernels in {out}/ ({written} written, {total - written} unchanged)")
         return 0
     if not (args.op and args.format):

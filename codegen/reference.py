@@ -106,7 +106,9 @@ def _roundf(v: np.ndarray) -> np.ndarray:
 
 def _f16_bytes(v: np.ndarray) -> np.ndarray:
     """Values as little-endian f16 bytes [..., 2] (numpy's float32 -> float16 rounds to nearest even)."""
-    return np.ascontiguousarray(np.asarray(v, dtype=_F32).astype("<f2")).view(np.uint8).reshape(*np.shape(v), 2)
+    with np.errstate(over="ignore"):  # beyond 65504 is inf, as in ggml
+        half = np.asarray(v, dtype=_F32).astype("<f2")
+    return np.ascontiguousarray(half).view(np.uint8).reshape(*np.shape(v), 2)
 
 
 def round_to(x: Any, dtype: Any) -> np.ndarray:
@@ -120,7 +122,8 @@ def round_to(x: Any, dtype: Any) -> np.ndarray:
     x = np.asarray(x, dtype=_F32)
     name = getattr(dtype, "__name__", str(dtype)).lower().replace("torch.", "")
     if name in ("f16", "float16", "half"):
-        return x.astype(np.float16)
+        with np.errstate(over="ignore"):  # overflow to inf is the correct rounding
+            return x.astype(np.float16)
     if name in ("bf16", "bfloat16"):
         bits = x.view(np.uint32).astype(np.uint64)
         nan = (bits & 0x7FFFFFFF) > 0x7F800000
@@ -297,9 +300,10 @@ def dequantize(qt: QTensor) -> np.ndarray:
     validate(qt)
     values = code_values(qt.format, unpack_codes(qt).reshape(-1))
     scale, m = _element_scales(qt)
-    out = values * scale  # one f32 multiply
-    if m is not None:
-        out = out + m  # rounded separately: kernels must not fuse this into an fma
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE results (inf, NaN) are the reference too
+        out = values * scale  # one f32 multiply
+        if m is not None:
+            out = out + m  # rounded separately: kernels must not fuse this into an fma
     return out.reshape(qt.shape)
 
 

@@ -55,7 +55,7 @@ def test_wrong_number_of_bytes(qt):
 
 
 def test_shape_the_format_cannot_divide(rng):
-    with raises("has 100 elements; q4_0 needs a multiple of 32"):
+    with raises("x: 100 elements; q4_0 needs a multiple of 32"):
         reference.quantize(rng.standard_normal(100).astype(np.float32), "q4_0")
 
 

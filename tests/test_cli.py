@@ -38,9 +38,10 @@ def test_dump_prints_source():
 def test_dump_all_writes_only_changed_files(tmp_path):
     first = qk("dump", "--all", "-o", str(tmp_path)).stdout
     second = qk("dump", "--all", "-o", str(tmp_path)).stdout
-    assert "0 unchanged" in first and " 0 written" in second
+    assert ", 0 unchanged)" in first and "(0 written," in second
     assert (tmp_path / "cuda" / "dequantize_q4_0_f16.cu").exists()
     assert (tmp_path / "opencl" / "dequantize_nf4_nested_bs64_bf16.cl").exists()
+    assert (tmp_path / "sycl" / "gemv_q5_1_f16.cpp").exists()
 
 
 def test_bad_input_exits_2_with_message_on_stderr():

@@ -22,6 +22,9 @@ GOLDEN_CASES = [
     ("dequantize", "q5_0", "cuda", dict(dtype="f16")),
     ("dequantize", "q8_0", "sycl", dict(dtype="f32")),
     ("dequantize", "int2", "opencl", dict(dtype="f32", scale_mode="group", blocksize=64)),
+    ("gemv", "nf4", "cuda", dict(dtype="bf16", nested=True)),
+    ("gemv", "q4_1", "opencl", dict(dtype="f16", mmax=8, caps={"subgroups": False, "fp16": False})),
+    ("gemv", "int4", "sycl", dict(dtype="f16", scale_mode="row")),
 ]
 
 

@@ -5,6 +5,7 @@
  * backend:  opencl (OpenCL C); device caps: fp16=1 subgroups=1 subgroup_size=0 dot4=0
  * params:   dtype=f32 blocksize=64 nested=False scale_mode=group ept=64 wg=256
  */
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #pragma OPENCL FP_CONTRACT OFF
 inline ushort qk_f32_to_bf16(float f) {
     uint u = as_uint(f);
@@ -13,6 +14,7 @@ inline ushort qk_f32_to_bf16(float f) {
 }
 inline float qk_bf16_to_f32(ushort b) { return as_float(((uint)b) << 16); }
 inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }
+inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }
 
 
 /* Work-item c decodes elements [c*64, (c+1)*64): one chunk inside one block, whose

@@ -5,6 +5,7 @@
  * backend:  opencl (OpenCL C); device caps: fp16=1 subgroups=1 subgroup_size=0 dot4=0
  * params:   dtype=bf16 blocksize=64 nested=True scale_mode=None ept=32 wg=256
  */
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #pragma OPENCL FP_CONTRACT OFF
 inline ushort qk_f32_to_bf16(float f) {
     uint u = as_uint(f);
@@ -13,6 +14,7 @@ inline ushort qk_f32_to_bf16(float f) {
 }
 inline float qk_bf16_to_f32(ushort b) { return as_float(((uint)b) << 16); }
 inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }
+inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }
 
 __constant float TABLE[16] = {
     -0x1.0000000000000p+0f, -0x1.6473620000000p-1f, -0x1.0cd6600000000p-1f, -0x1.9465400000000p-2f,

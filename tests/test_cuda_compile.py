@@ -1,0 +1,116 @@
+"""Every generated CUDA kernel compiles with nvcc for sm_80, sm_86, sm_89 and sm_90, with no
+warning about the generated file. Needs nvcc only, no GPU (this runs in CI).
+
+The kernels are qkgen.catalog.variants(op) for every op in render.OPS (format x dtype x
+statistics layout), each also at its format's smallest and largest block size. A new op is
+picked up as soon as the catalog enumerates it. One nvcc call per kernel builds all four
+architectures (a fatbin); two calls run at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from qkgen import catalog
+from qkgen.render import OPS, render
+from qkgen import formats as F
+from qkgen.backends.cuda import NVCC_FLAGS, device_caps, find_nvcc, nvcc_build, nvcc_compile
+from qkgen.errors import BuildError
+
+ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
+CAPS = device_caps(8, 0)  # what the backend renders with on every one of ARCHES
+
+pytestmark = pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)")
+
+
+def variants(op: str) -> list[dict]:
+    """render() keyword arguments of every kernel to compile for `op`: the catalog's variants, and
+    each again at the smallest and largest block size where the format has several."""
+    out: dict[str, dict] = {}
+    for v in catalog.variants(op):
+        fmt = F.get(v["format"])
+        sizes = [v.get("blocksize")]
+        if len(fmt.blocksizes) > 1 and (fmt.family != "int" or v.get("scale_mode") == "group"):
+            sizes += [fmt.blocksizes[0], fmt.blocksizes[-1]]
+        for bs in sizes:
+            kw = {**v, "blocksize": bs}
+            out.setdefault(_variant_id(kw), kw)
+    return list(out.values())
+
+
+def _variant_id(kw: dict) -> str:
+    parts = [kw["op"], kw["format"]]
+    if kw.get("nested"):
+        parts.append("nested")
+    if kw.get("scale_mode"):
+        parts.append(kw["scale_mode"])
+    if kw.get("blocksize") and (kw.get("scale_mode") in (None, "group")):
+        parts.append(f"bs{kw['blocksize']}")
+    parts.append(kw["dtype"])
+    parts += [f"{k}{v}" for k, v in sorted(kw.items()) if k not in ("op", "format", "nested", "scale_mode",
+                                                                     "blocksize", "dtype")]  # fmt: skip
+    return "-".join(parts)
+
+
+VARIANTS = [pytest.param(kw, id=_variant_id(kw)) for op in OPS for kw in variants(op)]
+
+
+def _compile(kw: dict):
+    kw = dict(kw)
+    ks = render(kw.pop("op"), kw.pop("format"), "cuda", caps=CAPS, **kw)
+    return ks, nvcc_build(ks.source, ARCHES, NVCC_FLAGS, name=ks.name)
+
+
+@pytest.fixture(scope="module")
+def builds(request):
+    """Futures of the selected kernels' builds, all started at once on two threads."""
+    selected = {item.callspec.id: item.callspec.params["kw"] for item in request.session.items
+                if item.module is request.module and "kw" in getattr(getattr(item, "callspec", None), "params", {})}  # fmt: skip
+    pool = ThreadPoolExecutor(max_workers=2)
+    yield {vid: pool.submit(_compile, kw) for vid, kw in selected.items()}
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def generated_warnings(log: str, filename: str) -> list[str]:
+    """nvcc's warnings that point into the generated file (header warnings are not ours)."""
+    return [line for line in log.splitlines() if line.startswith(filename + "(") and re.search(r"\bwarning\b", line)]
+
+
+@pytest.mark.parametrize("kw", VARIANTS)
+def test_compiles_without_warnings(kw, builds, request):
+    ks, out = builds[request.node.callspec.id].result()  # a BuildError carries nvcc's log and the source
+    assert out.binary, ks.name
+    bad = generated_warnings(out.log, ks.filename)
+    if bad:
+        lines = ks.source.splitlines()
+        where = [f"{w}\n    {lines[int(m.group(1)) - 1].strip()}" for w in bad
+                 if (m := re.match(r"[^(]*\((\d+)\)", w))]  # fmt: skip
+        pytest.fail(f"nvcc warns about {ks.filename}:\n" + "\n".join(where or bad))
+
+
+def test_every_op_has_variants():
+    for op in OPS:
+        assert variants(op), f"catalog.variants({op!r}) enumerates no kernel"
+
+
+def test_cubin_for_one_arch():
+    ks = render("dequantize", "nf4", "cuda", dtype="bf16", caps=CAPS)
+    cubin = nvcc_compile(ks.source, "sm_90", NVCC_FLAGS, name=ks.name)
+    assert cubin[:4] == b"\x7fELF"
+
+
+def test_build_error_carries_log_and_source():
+    src = 'extern "C" __global__ void broken(float* out) { out[0] = undeclared; }\n'
+    with pytest.raises(BuildError) as e:
+        nvcc_compile(src, "sm_80", NVCC_FLAGS, name="broken")
+    assert "undeclared" in e.value.log and e.value.source == src
+    assert "    1  extern" in str(e.value)
+
+
+def test_warnings_are_seen():
+    src = 'extern "C" __global__ void k(float* out) { int unused = 1; out[0] = 0.0f; }\n'
+    out = nvcc_build(src, ["sm_80"], NVCC_FLAGS, name="k")
+    assert generated_warnings(out.log, "k.cu"), out.log

@@ -1,0 +1,112 @@
+"""Tier 2: GEMV y = x @ W.T for every format x variant x activation dtype x M on every OpenCL
+device here, against the float64 product of the dequantized weights.
+
+N = 67 is not a multiple of the rows per work-group, and K is 3 chunks (not a multiple of the
+chunks all lanes take per step), so the tails run. Tolerance: the worst-case f32 accumulation
+bound, plus half an ulp of the output dtype.
+"""
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen import check, reference
+from qkgen import formats as F
+from qkgen.backends import get
+from qkgen.catalog import variants
+from qkgen.render import render
+
+opencl = get("opencl")
+pytestmark = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
+DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
+EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}
+N_ROWS = 67
+
+
+def x_host(rng, m: int, k: int, dtype: str) -> np.ndarray:
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    if dtype == "f16":
+        return x.astype(np.float16)
+    if dtype == "bf16":
+        return reference.round_to(x, "bf16")  # bf16 bit patterns (uint16)
+    return x
+
+
+def x_f64(x: np.ndarray, dtype: str) -> np.ndarray:
+    return (reference.bf16_to_f32(x) if dtype == "bf16" else x).astype(np.float64)
+
+
+def weight(v: dict, rng) -> qkgen.QTensor:
+    fmt = F.get(v["format"])
+    ept = render("gemv", fmt.name, "opencl", blocksize=v.get("blocksize"), nested=v.get("nested", False),
+                 scale_mode=v.get("scale_mode")).param("ept")  # fmt: skip
+    k = 3 * max(ept, fmt.block if fmt.inline else 1)
+    return check.sample(fmt, rng, v.get("nested", False), v.get("scale_mode"), v.get("blocksize"), shape=(N_ROWS, k))
+
+
+def assert_close(y, x, qt, dtype):
+    w = reference.dequantize(qt).astype(np.float64)
+    xf = x_f64(x, dtype)
+    ref = xf @ w.T
+    got = reference.bf16_to_f32(np.asarray(y)) if dtype == "bf16" else np.asarray(y, dtype=np.float64)
+    k = w.shape[1]
+    bound = k * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) * 2 + EPS[dtype] * np.abs(ref) + 1e-30
+    bad = np.abs(got - ref) > bound
+    assert not bad.any(), f"{bad.sum()} of {bad.size} outside the bound; worst {np.max(np.abs(got - ref) - bound)}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("v", list(variants("gemv")), ids=lambda v: "-".join(
+    str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
+def test_gemv_matches_reference(v, m, device, rng, poisoned):
+    qt = weight(v, rng)
+    x = x_host(rng, m, qt.shape[1], v["dtype"])
+    y = qkgen.gemv(qt, x, backend="opencl", device=device)
+    assert y.shape == (m, N_ROWS)
+    assert_close(y, x, qt, v["dtype"])
+
+
+def test_fast_int_to_half_decode_equals_plain_conversion_for_every_code():
+    # 0x6400 | v is the half 1024 + v; minus the half 1024 + bias gives v - bias exactly.
+    for fmt in (f for f in F.ROWS if f.code != "table"):
+        codes = np.arange(1 << fmt.bits, dtype=np.uint32)
+        if fmt.code == "signed":
+            v, bias = codes ^ (1 << (fmt.bits - 1)), 1 << (fmt.bits - 1)
+            twos = np.where(codes >= bias, codes.astype(np.int64) - 2 * bias, codes)  # two's complement
+            plain = reference.code_values(fmt, twos)
+        else:
+            v, bias = codes * fmt.step, fmt.zero
+            plain = codes.astype(np.float32) * fmt.step - fmt.zero
+        fast = (0x6400 | v).astype(np.uint16).view(np.float16) - np.float16(1024 + bias)
+        assert np.array_equal(fast.astype(np.float32), plain), fmt.name
+        magic = (0x4B000000 | v).astype(np.uint32).view(np.float32) - np.float32(2**23 + bias)
+        assert np.array_equal(magic, plain), fmt.name
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["q4_0", "q5_0", "q8_0", "int4", "int2", "int1", "int8"])
+def test_fast_decode_gives_the_same_result_as_plain(name, device, rng):
+    fmt = F.get(name)
+    kw = {"scale_mode": "row"} if fmt.family == "int" else {}
+    qt = reference.quantize(rng.standard_normal((33, 512)).astype(np.float32), name, **kw)
+    x = rng.standard_normal((1, 512)).astype(np.float16)
+    fast = qkgen.gemv(qt, x, backend="opencl", device=device, fast_decode=True)
+    plain = qkgen.gemv(qt, x, backend="opencl", device=device, fast_decode=False)
+    assert np.array_equal(fast, plain)
+    src = render("gemv", name, "cuda", dtype="f16", **kw).source
+    assert "0x6400u" in src and "0x6400u" not in render("gemv", name, "cuda", dtype="f16", fast_decode=False, **kw).source
+
+
+def test_gemv_bad_input(rng):
+    qt = reference.quantize(rng.standard_normal((8, 128)).astype(np.float32), "nf4")
+    with pytest.raises(ValueError, match=r"x.shape: \(2, 64\); allowed: \[M, 128\]"):
+        qkgen.gemv(qt, np.ones((2, 64), np.float32), backend="opencl")
+    with pytest.raises(ValueError, match=r"1 <= M <= 8"):
+        qkgen.gemv(qt, np.ones((9, 128), np.float32), backend="opencl")
+    with pytest.raises(ValueError, match="x: dtype float64; allowed: float32, float16, bfloat16"):
+        qkgen.gemv(qt, np.ones((1, 128)), backend="opencl")
+    with pytest.raises(ValueError, match="path: 'int4dot'; allowed: float, int8dot"):
+        qkgen.gemv(qt, np.ones((1, 128), np.float32), path="int4dot")
+    with pytest.raises(ValueError, match=r"a 2-D weight"):
+        qkgen.gemv(reference.quantize(np.ones(128, np.float32), "nf4"), np.ones(128, np.float32), backend="opencl")

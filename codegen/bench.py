@@ -171,7 +171,8 @@ def parse_formats(text: str) -> list[FormatSel]:
                                       f"{', '.join(fmt.scale_modes)}")  # fmt: skip
             if size and mode != "group":
                 raise QKGenValueError(f"--formats: {tok!r}; a group size needs the group variant")
-            out.append(FormatSel(name, scale_mode=mode, blocksize=(size or INT_GROUP) if mode == "group" else None))
+            group = (size or INT_GROUP) if mode == "group" else None
+            out.append(FormatSel(name, scale_mode=mode, blocksize=group))
         else:
             if var or size:
                 raise QKGenValueError(f"--formats: {tok!r}; {name} has no variants or sizes")
@@ -294,7 +295,7 @@ class Context:
         try:
             import torch
         except ImportError:
-            self.notes.append("torch is not installed: no copy ceiling through torch and no bitsandbytes rows")
+            self.notes.append("torch is not installed: no torch copy ceiling, no bitsandbytes rows")
             return
         if not torch.cuda.is_available():
             self.notes.append("torch has no CUDA device: no bitsandbytes rows")
@@ -367,8 +368,8 @@ def _bnb_state(bnbf, torch, qt, dtype: str, device):
     if fmt.family == "bnb4":
         kw.update(shape=torch.Size(qt.shape), quant_type=fmt.name)
     if qt.nested:
-        state2 = QuantState(absmax=t(qt.absmax2), blocksize=fmt.nested_block, dtype=torch.float32,
-                            code=torch.tensor(fmt.nested_table, dtype=torch.float32, device=device))  # fmt: skip
+        code2 = torch.tensor(fmt.nested_table, dtype=torch.float32, device=device)
+        state2 = QuantState(absmax=t(qt.absmax2), blocksize=fmt.nested_block, dtype=torch.float32, code=code2)
         kw.update(absmax=t(qt.absmax_q), state2=state2,
                   offset=torch.tensor(qt.offset, dtype=torch.float32, device=device))  # fmt: skip
     else:
@@ -452,8 +453,10 @@ class DequantizeBench(BenchOp):
                 def fn():
                     box["out"] = call()
 
-                return TimedSet(run=_torch_event_timer(torch, fn),
-                                output=lambda: box["out"].float().reshape(-1).cpu().numpy(), keep=keep)  # fmt: skip
+                def output():
+                    return box["out"].float().reshape(-1).cpu().numpy()
+
+                return TimedSet(run=_torch_event_timer(torch, fn), output=output, keep=keep)
 
             note = "nested: bnb dequantizes absmax in a separate kernel first" if qt.nested else ""
             impls.append(Impl("bnb", bnb_set, kernel=f"bitsandbytes.functional.{fname}", note=note))
@@ -532,7 +535,8 @@ def run_case(ctx: Context, case: Case, ceiling_gbps: float | None, l2_bytes: flo
                   byte_formula=case.formula, set_bytes=case.bytes, iters=a.iters, warmup=a.warmup,
                   note=impl.note)  # fmt: skip
         try:
-            samples, nsets, first = measure(impl, case.bytes, a.iters, a.warmup, l2_bytes, a.max_mem_gb * 2**30)
+            cap = a.max_mem_gb * 2**30
+            samples, nsets, first = measure(impl, case.bytes, a.iters, a.warmup, l2_bytes, cap)
             med = statistics.median(samples)
             row.us_median, row.us_min, row.us_max = med, min(samples), max(samples)
             row.gbps, row.pct_copy = _bandwidth(case.bytes, med, ceiling_gbps)
@@ -717,7 +721,8 @@ for kw in spec["kernels"]:
     ks = render(kw.pop("op"), kw.pop("format"), dev.backend, caps=dev.caps, **kw)
     t0 = time.perf_counter()
     dev.compile(ks)
-    out.append({"kernel": ks.name, "same_source": want is None or want == ks.sha, "s": time.perf_counter() - t0})
+    dt = time.perf_counter() - t0
+    out.append({"kernel": ks.name, "same_source": want is None or want == ks.sha, "s": dt})
 print("QKGEN_COMPILE_TIMES " + json.dumps(out))
 """
 
@@ -795,10 +800,13 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def markdown(report: dict) -> str:
     c = report["copy_ceiling"]
-    ceil_s = (f"{c['gbps']:.1f} GB/s ({c['method']}, {c['buffer_bytes'] / 2**20:.0f} MiB buffer, bytes read + "
-              f"written, median of {report['settings']['iters']}; measured: "
-              + ", ".join(f"{k} {v:.1f} GB/s" for k, v in c["all"].items()) + ")"
-              if c.get("gbps") else c.get("note", "-"))  # fmt: skip
+    if c.get("gbps"):
+        measured = ", ".join(f"{k} {v:.1f} GB/s" for k, v in c["all"].items())
+        ceil_s = (f"{c['gbps']:.1f} GB/s ({c['method']}, {c['buffer_bytes'] / 2**20:.0f} MiB buffer, bytes "
+                  f"read + written, median of {report['settings']['iters']}; measured: {measured})")
+    else:
+        ceil_s = c.get("note", "-")
+    versions = ", ".join(f"{k} {v}" for k, v in report["versions"].items() if k != "qkgen")
     s = report["settings"]
     lines = [
         f"# qkgen bench: {report['backend']} on {report['device']['name']}",
@@ -806,8 +814,7 @@ def markdown(report: dict) -> str:
         f"- date (UTC): {report['date_utc']}",
         f"- command: `{report['command']}`",
         f"- device: {report['device']['line']}",
-        f"- qkgen {report['versions']['qkgen']}; " + ", ".join(f"{k} {v}" for k, v in report["versions"].items()
-                                                                if k != "qkgen"),
+        f"- qkgen {report['versions']['qkgen']}; {versions}",
         f"- copy ceiling: {ceil_s}",
         f"- timing: device events; median of {s['iters']} launches after every set ran once and "
         f"{s['warmup']} warm-up launches; rotation over ceil({L2_FACTOR} * L2 / bytes per set) + 1 sets "
@@ -818,7 +825,8 @@ def markdown(report: dict) -> str:
     lines += [f"- note: {n}" for n in report["notes"]]
     rows = report["rows"]
     impls = [i for i in dict.fromkeys(r["impl"] for r in rows) if i != "qkgen"]
-    head = ["op", "format", "variant", "dtype", "shape", "MB moved", "sets", "qkgen µs", "qkgen GB/s", "qkgen % copy"]
+    head = ["op", "format", "variant", "dtype", "shape", "MB moved", "sets",
+            "qkgen µs", "qkgen GB/s", "qkgen % copy"]  # fmt: skip
     for i in impls:
         head += [f"{i} µs", f"{i} GB/s", f"{i} % copy", f"{i} = qkgen", f"qkgen speed-up vs {i}"]
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -856,7 +864,7 @@ def markdown(report: dict) -> str:
         k = (r["op"], r["format"], r["variant"], r["dtype"], r["shape"])
         if k not in seen:
             seen.add(k)
-            lines.append(f"- {r['op']} {r['format']} {r['variant']} {r['dtype']} {r['shape']}: {r['byte_formula']}")
+            lines.append(f"- {' '.join(k)}: {r['byte_formula']}")
     ct = report.get("compile_times")
     if ct and ct.get("kernels"):
         lines += ["", f"Compile times ({report['backend']}; {ct['method']}):", "",
@@ -925,25 +933,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", "-b", choices=("cuda", "opencl", "sycl"),
                    help="default: $QKGEN_BACKEND or the first available")  # fmt: skip
     p.add_argument("--device", "-d", help="device index or name substring")
-    p.add_argument("--op", default="dequantize", choices=sorted(CASES), help="op to bench (default dequantize)")
-    p.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated RxC sizes (default {DEFAULT_SHAPES})")
+    p.add_argument("--op", default="dequantize", choices=sorted(CASES), help="op (default dequantize)")
+    p.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated RxC sizes ({DEFAULT_SHAPES})")
     p.add_argument("--formats", default=DEFAULT_FORMATS,
-                   help="comma-separated NAME[:VARIANT][@SIZE]; VARIANT nested|plain (nf4/fp4, default nested), "
-                        "tensor|row|group (int formats, default row); SIZE a bnb blocksize (default 64, "
-                        f"blockwise8 256) or int group size (default 64). Default: {DEFAULT_FORMATS}")  # fmt: skip
+                   help="comma-separated NAME[:VARIANT][@SIZE]; VARIANT nested|plain (nf4/fp4, default "
+                        "nested), tensor|row|group (int formats, default row); SIZE a bnb blocksize (default "
+                        f"64, blockwise8 256) or int group size (default 64). Default: {DEFAULT_FORMATS}")
     p.add_argument("--dtypes", default=DEFAULT_DTYPES, help=f"output dtypes (default {DEFAULT_DTYPES})")
-    p.add_argument("--iters", type=int, default=50, help="timed launches per row; the median is reported (50)")
+    p.add_argument("--iters", type=int, default=50, help="timed launches per row, median reported (50)")
     p.add_argument("--warmup", type=int, default=5, help="warm-up launches after every set ran once (5)")
     p.add_argument("--l2-mb", type=float, default=L2_DEFAULT_MB,
-                   help=f"L2 size for the rotation rule; the device's own figure wins if larger ({L2_DEFAULT_MB:g})")  # fmt: skip
+                   help=f"L2 MB for the rotation rule; the device's own wins if larger ({L2_DEFAULT_MB:g})")
     p.add_argument("--max-mem-gb", type=float, default=4.0, help="cap on the rotated sets' memory, GiB (4)")
     p.add_argument("--copy-mb", type=float, default=1024.0, help="copy-ceiling buffer, MiB (1024)")
     p.add_argument("--no-bnb", action="store_true", help="skip the bitsandbytes rows (CUDA only anyway)")
     p.add_argument("--compile-times", action=argparse.BooleanOptionalAction, default=True,
-                   help="time cold and warm compiles of the run's kernels in fresh processes (default on)")  # fmt: skip
+                   help="time cold and warm compiles of the run's kernels in fresh processes (on)")
     p.add_argument("--json", help="JSON output (default bench-out/bench-<backend>.json)")
     p.add_argument("--markdown", help="markdown output (default bench-out/bench-<backend>.md)")
-    p.add_argument("--plot", help="also write a PNG bar chart of GB/s against the copy ceiling (needs matplotlib)")
+    p.add_argument("--plot", help="also write a PNG bar chart of GB/s vs the copy ceiling (matplotlib)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights (0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -955,7 +963,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise QKGenValueError(f"--warmup: {args.warmup}; allowed: 0 or more")
     for name in ("l2_mb", "max_mem_gb", "copy_mb"):
         if not getattr(args, name) > 0:
-            raise QKGenValueError(f"--{name.replace('_', '-')}: {getattr(args, name)}; allowed: a positive number")
+            opt = "--" + name.replace("_", "-")
+            raise QKGenValueError(f"{opt}: {getattr(args, name)}; allowed: a positive number")
     if args.op not in CASES:
         raise QKGenValueError(f"--op: {args.op!r}; allowed: {', '.join(sorted(CASES))}")
 
@@ -986,11 +995,12 @@ def main(args: argparse.Namespace) -> int:
     print(f"bench: {dev.backend} on {dev.info.name}; {len(specs)} case(s); copy ceiling ...", file=sys.stderr)
     ceiling = copy_ceiling(ctx)
     cgbps = ceiling.get("gbps")
-    print(f"bench: copy ceiling {cgbps:.1f} GB/s ({ceiling['method']})" if cgbps else f"bench: {ceiling['note']}",
-          file=sys.stderr)  # fmt: skip
+    msg = f"copy ceiling {cgbps:.1f} GB/s ({ceiling['method']})" if cgbps else ceiling["note"]
+    print(f"bench: {msg}", file=sys.stderr)
     rows: list[Row] = []
     kernels: list[dict] = []
-    for spec in tqdm(specs, desc="bench", unit="case", file=sys.stderr, disable=args.no_progress, leave=False):
+    bar = tqdm(specs, desc="bench", unit="case", file=sys.stderr, disable=args.no_progress, leave=False)
+    for spec in bar:
         try:
             case = op.prepare(ctx, spec)
         except Exception as e:  # render/build/quantize failure: an error row, no numbers

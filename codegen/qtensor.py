@@ -106,7 +106,8 @@ class QTensor:
         name = quant_type if quant_type in ("nf4", "fp4") else "blockwise8"
         fmt = F.get(name)
         _check_code(fmt.table, state.code, "state.code")
-        shape = tuple(int(s) for s in state.shape) if state.shape is not None else (int(packed.numel()),)
+        # bnb's 8-bit QuantState has no shape; its packed codes keep the input's shape.
+        shape = tuple(int(s) for s in (state.shape if state.shape is not None else packed.shape))
         kw: dict[str, Any] = {}
         if getattr(state, "nested", False):
             s2 = state.state2
@@ -138,7 +139,7 @@ class QTensor:
                 absmax=t(self.absmax2), code=torch.tensor(fmt.nested_table, dtype=torch.float32),
                 blocksize=fmt.nested_block, dtype=torch.float32,
             )  # fmt: skip
-            kw.update(absmax=t(self.absmax_q), nested=True, state2=state2,
+            kw.update(absmax=t(self.absmax_q), state2=state2,
                       offset=torch.tensor(self.offset, dtype=torch.float32))  # fmt: skip
         else:
             kw.update(absmax=t(self.absmax))

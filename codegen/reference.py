@@ -374,7 +374,9 @@ def _bnb8_codes(flat: np.ndarray, table: tuple[float, ...], block: int) -> tuple
 _BNB_CODERS = {"bnb4": _bnb4_codes, "bnb8": _bnb8_codes}
 
 
-def nest_absmax(absmax: Any, fmt: F.Format | str, offset: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+def nest_absmax(
+    absmax: Any, fmt: F.Format | str, offset: float | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
     """bnb nested statistics: (absmax_q u8, absmax2 f32, offset) for a bnb4 row.
 
     offset defaults to mean_f32(absmax); pass bitsandbytes' own offset to reproduce its bytes
@@ -538,7 +540,9 @@ def quantize(
     return qt
 
 
-def _int_mode(fmt: F.Format, blocksize: int | None, scale_mode: str, group_size: int | None) -> tuple[str, int]:
+def _int_mode(
+    fmt: F.Format, blocksize: int | None, scale_mode: str, group_size: int | None
+) -> tuple[str, int]:
     if scale_mode not in fmt.scale_modes:
         raise QKGenValueError(f"scale_mode: {scale_mode!r}; allowed: {', '.join(fmt.scale_modes)}")
     if group_size is not None and blocksize is not None and int(group_size) != int(blocksize):

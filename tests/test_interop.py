@@ -52,8 +52,8 @@ def test_from_bnb_shares_memory_and_values(name, bs, nested, shape):
     packed, state = bnb_quantize(x, name, bs, nested)
     qt = QTensor.from_bnb(packed, state)
     assert qt.format.name == name and qt.blocksize == bs and qt.nested == nested
-    # bnb's 8-bit QuantState has no shape: from_bnb falls back to the flat element count
-    assert qt.shape == (shape if name != "blockwise8" else (x.size,))
+    # bnb's 8-bit QuantState has no shape: from_bnb takes it from the packed codes
+    assert qt.shape == shape
     assert qt.data.data_ptr() == packed.data_ptr()
     if nested:
         assert qt.absmax_q.data_ptr() == state.absmax.data_ptr()

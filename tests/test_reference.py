@@ -254,9 +254,10 @@ def test_bnb4_matches_bitsandbytes(quant_type, bs, rows):
         assert np.all(same | (ours == 0)), f"{name}: bnb CPU does not round to nearest even"
 
 
-@pytest.mark.xfail(strict=False, reason="bitsandbytes 0.50.2 CPU bug: its native 4-bit dequantize (even K, not "
-                   "AVX512 with blocksize >= 2048) takes block row*(K//bs) + col//bs when 16 | K but bs does not "
-                   "divide K; seen for (2,96)/64, (4,48)/64, (2,48)/32, (3,144)/64")
+@pytest.mark.xfail(strict=False, reason=(
+    "bitsandbytes 0.50.2 CPU bug: its native 4-bit dequantize (even K, not AVX512 with blocksize >= 2048) "
+    "takes block row*(K//bs) + col//bs when 16 | K but bs does not divide K; seen for (2,96)/64, (4,48)/64, "
+    "(2,48)/32, (3,144)/64"))
 def test_bnb4_native_dequantize_blocks_crossing_rows():
     x = np.random.default_rng(2).standard_normal((2, 96)).astype(f32)  # 192 = 3 blocks of 64
     packed, state = bnbf.quantize_4bit(torch.from_numpy(x), blocksize=64, quant_type="nf4")
@@ -350,7 +351,7 @@ def test_fp4_tiny_values_and_the_sign_of_zero():
 
 
 @pytest.mark.xfail(bool(np.signbit(F.FP4_TABLE[8])), strict=True,
-                   reason="formats.FP4_TABLE[8] is -0.0; bitsandbytes' code and CPU output use +0.0")  # fmt: skip
+                   reason="formats.FP4_TABLE[8] is -0.0; bnb's code and CPU output use +0.0")  # fmt: skip
 def test_fp4_code_8_is_plus_zero():
     code = bnbf.get_4bit_type("fp4", device="cpu").numpy()
     assert bits_equal(np.array(F.FP4_TABLE, f32), code)
@@ -470,7 +471,8 @@ def special_f32():
                      0x7F800001, 0x477FF000, 0x477FEFFF, 0x33800000, 0x33800001, 0x387FE000],
                     np.uint32)  # fmt: skip
     rng = np.random.default_rng(5)
-    return np.concatenate([bits.view(f32), (rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 8, 2000)).astype(f32)])
+    spread = rng.standard_normal(2000) * 10.0 ** rng.integers(-8, 8, 2000)
+    return np.concatenate([bits.view(f32), spread.astype(f32)])
 
 
 def test_round_to_bf16_matches_torch():
@@ -480,8 +482,10 @@ def test_round_to_bf16_matches_torch():
     nan = np.isnan(x)
     assert np.array_equal(ours[~nan], theirs[~nan])
     assert np.all(np.isnan(R.bf16_to_f32(ours[nan])))
-    assert R.round_to(np.array([1.00390625, 1.01171875], f32), "bf16").tolist() == [0x3F80, 0x3F82]  # ties even
-    assert bits_equal(R.bf16_to_f32(R.round_to(R.bf16_to_f32(theirs[~nan]), "bf16")), R.bf16_to_f32(theirs[~nan]))
+    ties = np.array([1.00390625, 1.01171875], f32)  # halfway cases go to the even neighbour
+    assert R.round_to(ties, "bf16").tolist() == [0x3F80, 0x3F82]
+    exact = R.bf16_to_f32(theirs[~nan])  # bf16 values are fixed points
+    assert bits_equal(R.bf16_to_f32(R.round_to(exact, "bf16")), exact)
 
 
 def test_round_to_f16_matches_torch():

@@ -1,0 +1,39 @@
+"""The dequantize suite through the OpenCL backend on the NVIDIA GPU (OpenCL C 1.2, no fp16, no
+sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpucases import assert_same, dequantize_cases, sample_for
+
+import qkgen
+
+pytestmark = pytest.mark.gpu
+
+
+def test_nvidia_device_caps(opencl_nvidia):
+    info = opencl_nvidia.info
+    print(info.line())
+    assert info.kind == "gpu"
+    # What the kernels were rendered for on this device (NVIDIA: expected no fp16, no sub-groups).
+    assert set(opencl_nvidia.caps) >= {"fp16", "subgroups", "subgroup_size", "dot4"}
+
+
+@pytest.mark.parametrize("v,shape", dequantize_cases())
+def test_dequantize_numpy(v, shape, opencl_nvidia):
+    qt = sample_for(v, shape)
+    out = qkgen.dequantize(qt, v["dtype"], backend="opencl", device="NVIDIA")
+    assert isinstance(out, np.ndarray)
+    assert_same(out, qt, v["dtype"])
+
+
+@pytest.mark.parametrize("v,shape", [c for c in dequantize_cases() if c.values[0]["dtype"] == "bf16"][::3])
+def test_dequantize_pyopencl_arrays(v, shape, opencl_nvidia):
+    cla = pytest.importorskip("pyopencl.array")
+    qt0 = sample_for(v, shape)
+    qt = qt0.with_arrays(**{k: cla.to_device(opencl_nvidia.queue, np.ascontiguousarray(a))
+                            for k, a in qt0.arrays().items()})  # fmt: skip
+    out = qkgen.dequantize(qt, "bf16", backend="opencl", device="NVIDIA")
+    assert isinstance(out, cla.Array)
+    assert_same(out.get(), qt0, "bf16")

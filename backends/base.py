@@ -108,6 +108,10 @@ class Device(ABC):
             self._kernels[key] = self._build(ks, opts, self.disk_key(ks, opts))
         return self._kernels[key]
 
+    def compile_many(self, kss) -> list:
+        """compile() for several kernels; backends whose builds share a fixed cost override it."""
+        return [self.compile(ks) for ks in kss]
+
     def disk_key(self, ks, opts: list[str]) -> str:
         """Everything that changes the binary: source, options, device, driver/toolkit, qkgen."""
         parts = [__version__, ks.sha, " ".join(opts), *self.identity()]

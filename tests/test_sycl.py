@@ -173,10 +173,12 @@ def test_second_process_loads_from_cache(dev):
 
     first, second = child(), child()
     try:
-        assert not first["from_cache"] and second["from_cache"]
+        assert not first["from_cache"], first
+        assert second["from_cache"], second
         assert second["seconds"] < first["seconds"] / 5, (first["seconds"], second["seconds"])
         # every catalog kernel, built together by the fixture, loads from the shared bundle
-        assert all(first["shared"]) and first["shared_seconds"] < 5
+        assert all(first["shared"]), first["shared"]
+        assert first["shared_seconds"] < 10, first["shared_seconds"]
     finally:
         Path(first["path"]).unlink(missing_ok=True)
 

@@ -67,7 +67,9 @@ X_DTYPES = {"f32": ("float32",), "f16": ("float16",), "bf16": ("bfloat16", "uint
 def _arg_values(dev, ks: KernelSource, inputs: dict[str, Any], outputs: dict[str, Any], scalars: dict) -> list:
     vals = []
     for a in ks.args:
-        if a.kind == "in":
+        if a.kind == "in" and a.name in outputs:  # a device buffer an earlier launch wrote: as it is
+            vals.append(outputs[a.name])
+        elif a.kind == "in":
             expected = {"float": ("float32",), "x": X_DTYPES[ks.param("dtype")]}.get(a.ctype, ("uint8",))
             vals.append(dev.as_input(inputs[a.name], a.name, expected))
         elif a.kind == "out":
@@ -121,6 +123,32 @@ def _shape_of(a: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in a.shape)
 
 
+def x_dtype(x: Any) -> str:
+    """The activation dtype of x: 'f32' | 'f16' | 'bf16' (on the host bf16 travels as uint16 bits)."""
+    is_bits = isinstance(x, np.ndarray) and x.dtype == np.uint16
+    try:
+        return "bf16" if is_bits else dtype_name(getattr(x, "dtype", None))
+    except QKGenValueError:
+        raise QKGenValueError(f"x: dtype {getattr(x, 'dtype', None)}; allowed: float32, float16, bfloat16 "
+                              "(on the host: uint16 bf16 bits)") from None
+
+
+def gemv_inputs(qt: QTensor, x: Any) -> tuple[int, int, int, str]:
+    """(N, K, M, dtype) of y = x @ W.T after validating the weight qt and the activations x."""
+    if not isinstance(qt, QTensor):
+        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
+    validate(qt)
+    if len(qt.shape) != 2:
+        raise QKGenValueError(f"qtensor.shape: {qt.shape}; allowed: a 2-D weight [N, K]")
+    n_out, k = qt.shape
+    xshape = _shape_of(x)
+    if len(xshape) == 1:
+        xshape = (1, xshape[0])
+    if len(xshape) != 2 or xshape[1] != k or not 1 <= xshape[0] <= MAX_M:
+        raise QKGenValueError(f"x.shape: {_shape_of(x)}; allowed: [M, {k}] or [{k}] with 1 <= M <= {MAX_M}")
+    return n_out, k, xshape[0], x_dtype(x)
+
+
 def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: int | str | None = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
@@ -137,25 +165,7 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
         return gemv_int8dot(qt, x, backend=backend, device=device)
     from .backends import open_device
 
-    if not isinstance(qt, QTensor):
-        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
-    validate(qt)
-    if len(qt.shape) != 2:
-        raise QKGenValueError(f"qtensor.shape: {qt.shape}; allowed: a 2-D weight [N, K]")
-    n_out, k = qt.shape
-    xshape = _shape_of(x)
-    if len(xshape) == 1:
-        xshape = (1, xshape[0])
-    if len(xshape) != 2 or xshape[1] != k or not 1 <= xshape[0] <= MAX_M:
-        raise QKGenValueError(f"x.shape: {_shape_of(x)}; allowed: [M, {k}] or [{k}] with 1 <= M <= {MAX_M}")
-    m = xshape[0]
-    # bf16 activations on the host travel as their bit patterns (uint16)
-    is_bits = isinstance(x, np.ndarray) and x.dtype == np.uint16
-    try:
-        dtype = "bf16" if is_bits else dtype_name(getattr(x, "dtype", None))
-    except QKGenValueError:
-        raise QKGenValueError(f"x: dtype {getattr(x, 'dtype', None)}; allowed: float32, float16, bfloat16 "
-                              "(on the host: uint16 bf16 bits)") from None
+    n_out, k, m, dtype = gemv_inputs(qt, x)
     dev = open_device(backend, device)
     ks = render("gemv", qt.format, dev.backend, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                 scale_mode=qt.scale_mode, caps=dev.caps, mmax=1 if m == 1 else MAX_M,

@@ -10,7 +10,9 @@ Measurement rules (every number in the output comes from a run made by this comm
     ``--l2-mb`` (default 50 MB, the H100/H200 figure) and what the device reports, and at most
     ``--max-mem-gb`` of sets (the row says when that cap bound).
   * Bandwidth counts the bytes the op must move: each input read once, the output written once
-    (dequantize: packed codes + statistics + n * sizeof(dtype)); the formula is printed per row.
+    (dequantize: packed codes + statistics + n * sizeof(dtype); gemv: packed codes + statistics +
+    x M * K * sizeof + y M * N * sizeof, dense torch rows W N * K * sizeof + x + y); the formula is
+    printed per row.
   * The copy ceiling is a device-to-device copy measured in the same run on the same device
     (bytes read + bytes written); "% copy" is a row's GB/s over it.
 
@@ -32,7 +34,11 @@ Adding GEMV (or any op) is one class and one line::
     register(GemvBench())                      # CASES["gemv"]; `--op gemv` then works
 
 ``DequantizeBench`` below is the worked example; the compile-time measurement and the output
-writers work from ``Spec.render_kwargs`` and ``Row`` and need nothing per op.
+writers work from ``Spec.render_kwargs`` and ``Row`` and need nothing per op. ``GemvBench``
+(``--op gemv``) uses the optional parts: per-op default shapes/formats, ``skipped()``, an Impl's
+own ``bytes``/``formula`` (dense torch), ``path`` and ``check`` (output -> relative error vs a
+reference; over ``CHECK_REL_TOL`` the row is an error with no time), ``Case.extra_kernels`` (more
+kernels for compile timing) and ``markdown_table()`` (one table line per row instead of per case).
 """
 
 from __future__ import annotations
@@ -70,6 +76,10 @@ DEFAULT_FORMATS = "nf4:nested,fp4:nested,blockwise8,q4_0,q8_0,int4:row"
 DEFAULT_DTYPES = "bf16,f16"
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 BNB4_BLOCKSIZE, BNB8_BLOCKSIZE, INT_GROUP = 64, 256, 64
+GEMV_DEFAULT_SHAPES = "4096x4096,8192x8192,14336x4096,4096x14336"  # N x K
+GEMV_DEFAULT_FORMATS = "nf4:nested,nf4:plain,fp4:nested,q4_0,q4_1,q5_0,q8_0,int4:row,blockwise8"
+CHECK_REL_TOL = 1e-2  # gemv rows: relative error vs the float64 reference, else the row is an error
+CHECK_ROWS = 256  # output rows the gemv check compares (evenly spaced, first and last included)
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,6 +207,7 @@ class Spec:
     sel: FormatSel
     dtype: str
     shape: tuple[int, ...]
+    m: int | None = None  # gemv: rows of x
 
     @property
     def shape_str(self) -> str:
@@ -241,6 +252,10 @@ class Impl:
     make_set: Callable[[], TimedSet]
     kernel: str = ""  # kernel or function name, for the report
     note: str = ""
+    path: str = ""  # gemv: the qkgen path ("float", "int8dot")
+    bytes: int | None = None  # bytes one launch moves when they differ from the case's (dense torch)
+    formula: str = ""  # ... and their formula
+    check: Callable[[np.ndarray], float] | None = None  # output -> relative error vs a reference
 
 
 @dataclass
@@ -251,6 +266,7 @@ class Case:
     impls: list[Impl]
     render_kwargs: dict | None = None  # the qkgen kernel, for compile timing
     kernel_sha: str = ""  # its source hash: the compile-time processes must render the same source
+    extra_kernels: list[dict] = field(default_factory=list)  # more kernels (render kwargs + "sha")
 
 
 class BenchOp:
@@ -258,9 +274,22 @@ class BenchOp:
 
     name = ""
     formula = ""  # the op's byte formula in words, printed in the report header
+    default_shapes = DEFAULT_SHAPES  # --shapes / --formats when not given
+    default_formats = DEFAULT_FORMATS
 
     def specs(self, sel: argparse.Namespace) -> list[Spec]:
         return default_specs(self.name, sel)
+
+    def skipped(self, sel: argparse.Namespace) -> list[str]:
+        """Format x shape pairs the selection names but specs() leaves out, with the reason."""
+        return [f"{fs.name} {fs.label} {'x'.join(map(str, s))}: {math.prod(s)} elements is not a multiple of "
+                f"{fs.fmt.block}" for fs in sel.formats for s in sel.shapes
+                if fs.fmt.inline and math.prod(s) % fs.fmt.block]  # fmt: skip
+
+    def markdown_table(self, rows: list[dict]) -> tuple[list[str], list[str]] | None:
+        """(table lines, error lines) for the report, or None for the default table (one line per
+        case, one column group per implementation)."""
+        return None
 
     def prepare(self, ctx: Context, spec: Spec) -> Case:
         raise NotImplementedError
@@ -285,6 +314,7 @@ class Context:
         self.notes: list[str] = []
         self._qt_key: tuple | None = None
         self._qt = None
+        self._derived: dict = {}
         self.torch = None
         self.torch_device = None
         self.bnb = None
@@ -323,6 +353,7 @@ class Context:
         key = (spec.sel, spec.shape)
         if key != self._qt_key:
             self._qt = self._qt_key = None
+            self._derived = {}
             gc.collect()
             rng = np.random.default_rng([self.args.seed, *spec.shape])
             x = rng.standard_normal(spec.shape, dtype=np.float32)
@@ -330,15 +361,26 @@ class Context:
             self._qt_key = key
         return self._qt
 
+    def note_once(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def derived(self, spec: Spec, name: str, make: Callable[[Any], Any]) -> Any:
+        """make(qtensor) for the spec's host qtensor (e.g. its dequantized weights), cached as
+        long as the qtensor is."""
+        qt = self.host_qtensor(spec)
+        if name not in self._derived:
+            self._derived[name] = make(qt)
+        return self._derived[name]
+
 
 # --------------------------------------------------------------------------------------------
 # Dequantize
 
 
-def dequantize_bytes(qt, dtype: str) -> tuple[int, str]:
-    """(bytes one dequantize launch moves, the formula with its numbers)."""
+def weight_bytes(qt) -> tuple[int, str]:
+    """(bytes of qt's packed codes and statistics, the formula with its numbers)."""
     fmt, n, nb = qt.format, qt.n, qt.nblocks
-    size = DTYPE_BYTES[dtype]
     if fmt.inline:
         codes = f"blocks {nb}*{fmt.block_bytes} B (codes and scales inline)"
     else:
@@ -353,8 +395,15 @@ def dequantize_bytes(qt, dtype: str) -> tuple[int, str]:
         st = f" + scale {stats // 4}*4 B"
     else:
         st = ""
-    total = qt.data_bytes + stats + n * size
-    return total, f"{codes}{st} + out {n}*{size} B = {total} B"
+    return qt.data_bytes + stats, f"{codes}{st}"
+
+
+def dequantize_bytes(qt, dtype: str) -> tuple[int, str]:
+    """(bytes one dequantize launch moves, the formula with its numbers)."""
+    n, size = qt.n, DTYPE_BYTES[dtype]
+    wbytes, wformula = weight_bytes(qt)
+    total = wbytes + n * size
+    return total, f"{wformula} + out {n}*{size} B = {total} B"
 
 
 def _bnb_state(bnbf, torch, qt, dtype: str, device):
@@ -467,6 +516,285 @@ register(DequantizeBench())
 
 
 # --------------------------------------------------------------------------------------------
+# GEMV: y = x @ W.T, W [N, K] quantized, x [M, K]
+
+
+def gemv_bytes(qt, m: int, dtype: str) -> tuple[int, str]:
+    """(bytes one y = x @ W.T launch moves, the formula with its numbers): W's packed codes and
+    statistics + x (M * K * sizeof) + y (M * N * sizeof), each read or written once."""
+    n_out, k = qt.shape
+    size = DTYPE_BYTES[dtype]
+    wbytes, wformula = weight_bytes(qt)
+    total = wbytes + m * k * size + m * n_out * size
+    return total, f"{wformula} + x {m}*{k}*{size} B + y {m}*{n_out}*{size} B = {total} B"
+
+
+def dense_gemv_bytes(n_out: int, k: int, m: int, dtype: str) -> tuple[int, str]:
+    """(bytes, formula) of the dense product: W N * K * sizeof + x + y."""
+    size = DTYPE_BYTES[dtype]
+    total = n_out * k * size + m * k * size + m * n_out * size
+    return total, (f"dense W {n_out}*{k}*{size} B + x {m}*{k}*{size} B + y {m}*{n_out}*{size} B "
+                   f"= {total} B")  # fmt: skip
+
+
+def gemv_x(seed: int, n_out: int, k: int, m: int, dtype: str) -> np.ndarray:
+    """The activations x [M, K] as the kernels take them on the host (bf16: uint16 bits)."""
+    from .reference import round_to
+
+    x = np.random.default_rng([seed, n_out, k, m, 1]).standard_normal((m, k), dtype=np.float32)
+    return np.ascontiguousarray(round_to(x, dtype) if dtype != "f32" else x)
+
+
+def gemv_checker(x_host: np.ndarray, w: np.ndarray, dtype: str, rows: int = CHECK_ROWS):
+    """check(y_flat) -> ||y - ref|| / ||ref|| on up to `rows` evenly spaced output rows (first and
+    last included), ref the float64 product of x (as the kernel sees it) and the dequantized W."""
+    n_out = w.shape[0]
+    idx = np.unique(np.linspace(0, n_out - 1, min(n_out, rows)).round().astype(np.int64))
+    xf = _to_f32(x_host, dtype).astype(np.float64)
+    ref = xf @ w[idx].astype(np.float64).T  # [M, len(idx)]
+    norm = float(np.linalg.norm(ref)) or 1.0
+
+    def check(y_flat: np.ndarray) -> float:
+        got = np.asarray(y_flat, dtype=np.float64).reshape(xf.shape[0], n_out)[:, idx]
+        if not np.all(np.isfinite(got)):
+            return math.inf
+        return float(np.linalg.norm(got - ref)) / norm
+
+    return check
+
+
+def _torch_dtype(torch, dtype: str):
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[dtype]
+
+
+def bnb_gemv_fn(bnb, bnbf, torch, qt, x_host: np.ndarray, dtype: str, device,
+                fn: str = "matmul_4bit") -> tuple[Callable[[], Any], Any]:  # fmt: skip
+    """(call, keep-alive) running bitsandbytes' 4-bit product y = x @ W.T on `device` from fresh
+    device copies of qt (packed [(N*K+1)//2, 1] codes and its QuantState) and x [M, K]:
+
+      fn "matmul_4bit": bitsandbytes.matmul_4bit(x, W.t(), quant_state=state), the public call
+        (bnb 0.50: torch.ops.bitsandbytes.gemm_4bit, which for M <= 4 runs the fused cgemm_4bit
+        kernel, nested absmax decoded inside it);
+      fn "gemv_4bit": bitsandbytes.functional.gemv_4bit(x, W, state=state), the M = 1 kernel
+        (cgemm_4bit_inference_naive; nested absmax first dequantized by a separate kernel).
+
+    call() returns y [M, N] in x's dtype."""
+    if qt.format.family != "bnb4":
+        raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes 4-bit product")
+    state = _bnb_state(bnbf, torch, qt, dtype, device)
+    packed = torch.from_numpy(np.ascontiguousarray(qt.data)).to(device, copy=True).reshape(-1, 1)
+    x = torch.from_numpy(_to_f32(x_host, dtype)).to(device=device, dtype=_torch_dtype(torch, dtype))
+    if fn == "matmul_4bit":
+        call = lambda: bnb.matmul_4bit(x, packed.t(), quant_state=state)  # noqa: E731
+    elif fn == "gemv_4bit":
+        if x.shape[0] != 1:
+            raise QKGenValueError(f"gemv_4bit: M = {x.shape[0]}; it computes one row (M = 1)")
+        call = lambda: bnbf.gemv_4bit(x, packed, state=state)  # noqa: E731
+    else:
+        raise QKGenValueError(f"fn: {fn!r}; allowed: matmul_4bit, gemv_4bit")
+    return call, (state, packed, x)
+
+
+def _render_module():
+    import importlib
+
+    return importlib.import_module(".render", __package__)
+
+
+def int8dot_formats() -> tuple[str, ...]:
+    """Weight formats of qkgen's int8dot GEMV path; empty where this build has no such path."""
+    rm = _render_module()
+    if not {"quantize_q8_1", "gemv_int8dot"} <= set(rm.ops()):
+        return ()
+    return tuple(getattr(rm, "INT8DOT_FORMATS", ()))
+
+
+class GemvBench(BenchOp):
+    """y = x @ W.T, W [N, K] quantized (--shapes NxK), x [M, K] (--m), all in the case dtype.
+
+    Rows per case: qkgen's float path (impl "qkgen", path "float"), qkgen's int8dot path for the
+    GGUF formats that have one (impl "qkgen int8dot", path "int8dot"; its time is the sum of the
+    quantize_q8_1 and gemv_int8dot launches, each timed with device events), and on CUDA with torch:
+    bitsandbytes' 4-bit product for nf4/fp4 ("bnb": matmul_4bit; "bnb gemv_4bit": functional.gemv_4bit,
+    M = 1) and the dense product torch.matmul(x, Wd.t()) with Wd the dequantized W in the case dtype
+    ("torch"). Every set is fresh device copies of W (codes, statistics or dense), x and y. Every
+    row's output is checked against the float64 product on sampled rows (CHECK_ROWS); a row over
+    CHECK_REL_TOL is an error and posts no time."""
+
+    name = "gemv"
+    formula = ("packed codes + statistics + x (M * K * sizeof) + y (M * N * sizeof) (inputs read once, "
+               "output written once); dense torch rows: W N * K * sizeof + x + y")  # fmt: skip
+    default_shapes = GEMV_DEFAULT_SHAPES
+    default_formats = GEMV_DEFAULT_FORMATS
+
+    @staticmethod
+    def _why_skip(fs: FormatSel, shape: tuple[int, ...]) -> str:
+        if len(shape) != 2:
+            raise QKGenValueError(f"--shapes: {'x'.join(map(str, shape))}; gemv takes NxK (W [N, K])")
+        if fs.fmt.inline and shape[1] % fs.fmt.block:
+            return f"K = {shape[1]} is not a multiple of {fs.fmt.name}'s block of {fs.fmt.block}"
+        return ""
+
+    def specs(self, sel: argparse.Namespace) -> list[Spec]:
+        m = getattr(sel, "m", 1)
+        return [Spec(self.name, fs, dtype, shape, m=m) for fs in sel.formats for shape in sel.shapes
+                if not self._why_skip(fs, shape) for dtype in sel.dtypes]  # fmt: skip
+
+    def skipped(self, sel: argparse.Namespace) -> list[str]:
+        return [f"{fs.name} {fs.label} {'x'.join(map(str, s))}: {why}"
+                for fs in sel.formats for s in sel.shapes if (why := self._why_skip(fs, s))]  # fmt: skip
+
+    def prepare(self, ctx: Context, spec: Spec) -> Case:
+        from .reference import dequantize
+
+        dev, dtype, m = ctx.dev, spec.dtype, spec.m or 1
+        n_out, k = spec.shape
+        qt = ctx.host_qtensor(spec)
+        nbytes, formula = gemv_bytes(qt, m, dtype)
+        x = gemv_x(ctx.args.seed, n_out, k, m, dtype)
+        w = ctx.derived(spec, "dequantized", dequantize)  # f32 [N, K], the values every impl multiplies
+        check = gemv_checker(x, w, dtype)
+        mmax = 1 if m == 1 else api.MAX_M
+        render = _render_module().render
+        scalars = api._scalars(qt, N=n_out, K=k, M=m)
+
+        # qkgen, float path: what api.gemv renders and binds, with pre-made buffers per set
+        rkw = spec.render_kwargs(qt) | {"mmax": mmax}
+        op_, fmt_ = rkw.pop("op"), rkw.pop("format")
+        ks = render(op_, fmt_, dev.backend, caps=dev.caps, **rkw)
+        if k % ks.param("ept"):
+            raise QKGenValueError(f"--shapes: K = {k} must be a multiple of {ks.param('ept')} for "
+                                  f"{qt.describe()}")  # fmt: skip
+        kernel = dev.compile(ks)
+        gsize = -(-n_out // ks.per_item) * ks.wg
+
+        def y_output(y) -> Callable[[], np.ndarray]:
+            return lambda: _to_f32(np.asarray(dev.download(y, dtype, m * n_out)), dtype)
+
+        def float_set() -> TimedSet:
+            y_buf, y = dev.empty(m * n_out, dtype)
+            # numpy inputs: _arg_values uploads fresh device buffers (W, statistics, x), i.e. a new set
+            args = api._arg_values(dev, ks, {**qt.arrays(), "x": x}, {"y": y_buf}, scalars)
+            return TimedSet(run=lambda: dev.time_ms(kernel, args, gsize, ks.wg), output=y_output(y),
+                            keep=(args, y_buf, y))  # fmt: skip
+
+        impls = [Impl("qkgen", float_set, kernel=ks.name, path="float", check=check)]
+        extra: list[dict] = []
+
+        # qkgen, int8dot path: quantize_q8_1 (x -> q8_1 blocks) then gemv_int8dot, as int8dot.gemv_int8dot
+        if qt.format.name in int8dot_formats() and k % F.get(_render_module().INT8DOT_ACT).block == 0:
+            act = F.get(_render_module().INT8DOT_ACT)
+            ksq = render("quantize_q8_1", act, dev.backend, dtype=dtype, caps=dev.caps)
+            ksg = render("gemv_int8dot", qt.format, dev.backend, dtype=dtype, caps=dev.caps, mmax=mmax)
+            kq, kg = dev.compile(ksq), dev.compile(ksg)
+            nblocks = m * k // act.block
+            xq_bytes = nblocks * act.block_bytes
+            gq = -(-nblocks // ksq.wg) * ksq.wg
+            gg = -(-n_out // ksg.per_item) * ksg.wg
+
+            def int8dot_set() -> TimedSet:
+                xq_buf, xq = dev.empty(xq_bytes // 2, "f16")  # q8_1 blocks in 2-byte elements, like int8dot
+                y_buf, y = dev.empty(m * n_out, dtype)
+                qargs = api._arg_values(dev, ksq, {"x": x}, {"xq": xq_buf}, {"nblocks": nblocks})
+                gargs = api._arg_values(dev, ksg, qt.arrays(), {"y": y_buf, "xq": xq_buf},
+                                        {"N": n_out, "K": k, "M": m})  # fmt: skip
+
+                def run() -> float:
+                    return dev.time_ms(kq, qargs, gq, ksq.wg) + dev.time_ms(kg, gargs, gg, ksg.wg)
+
+                return TimedSet(run=run, output=y_output(y), keep=(qargs, gargs, xq_buf, xq, y_buf, y))
+
+            note = (f"time = quantize_q8_1 + gemv_int8dot launches; the q8_1 copy of x ({xq_bytes} B written "
+                    "and read) is not counted")  # fmt: skip
+            impls.append(Impl("qkgen int8dot", int8dot_set, kernel=f"{ksq.name} + {ksg.name}", path="int8dot",
+                              note=note, check=check))  # fmt: skip
+            for kk, src in ((dict(op="quantize_q8_1", format=act.name, dtype=dtype), ksq),
+                            (dict(op="gemv_int8dot", format=qt.format.name, dtype=dtype, mmax=mmax), ksg)):
+                extra.append({**kk, "sha": src.sha})
+        elif qt.format.inline and not int8dot_formats():
+            ctx.note_once("qkgen's int8dot path is not in this build (no quantize_q8_1 / gemv_int8dot "
+                          "kernels): no int8dot rows")  # fmt: skip
+
+        torch, tdev = ctx.torch, ctx.torch_device
+        if dev.backend != "cuda":
+            ctx.note_once("bitsandbytes and dense torch rows run on the CUDA backend only")
+        if ctx.bnb is not None and qt.format.family == "bnb4":
+            import bitsandbytes as bnb
+
+            for fn, impl_name in (("matmul_4bit", "bnb"), ("gemv_4bit", "bnb gemv_4bit")):
+                if fn == "gemv_4bit" and m != 1:
+                    continue
+
+                def bnb_set(fn=fn) -> TimedSet:
+                    call, keep = bnb_gemv_fn(bnb, ctx.bnb, torch, qt, x, dtype, tdev, fn=fn)
+                    box = {}
+
+                    def run_fn():
+                        box["y"] = call()
+
+                    return TimedSet(run=_torch_event_timer(torch, run_fn), keep=keep,
+                                    output=lambda: box["y"].float().reshape(-1).cpu().numpy())  # fmt: skip
+
+                if fn == "matmul_4bit":
+                    kname, note = "bitsandbytes.matmul_4bit(x, W.t(), quant_state=state)", ""
+                else:
+                    kname = "bitsandbytes.functional.gemv_4bit(x, W, state=state)"
+                    note = "nested: bnb dequantizes absmax in a separate kernel first" if qt.nested else ""
+                impls.append(Impl(impl_name, bnb_set, kernel=kname, note=note, check=check))
+        if torch is not None:
+            dbytes, dformula = dense_gemv_bytes(n_out, k, m, dtype)
+            tdt = _torch_dtype(torch, dtype)
+            base: dict[str, Any] = {}
+
+            def torch_set() -> TimedSet:
+                if "w" not in base:  # one upload per case, then device-to-device clones per set
+                    base["w"] = torch.from_numpy(w).to(device=tdev, dtype=tdt)
+                    base["x"] = torch.from_numpy(_to_f32(x, dtype)).to(device=tdev, dtype=tdt)
+                wd, xt = base["w"].clone(), base["x"].clone()
+                y = torch.empty((m, n_out), dtype=tdt, device=tdev)
+                run = _torch_event_timer(torch, lambda: torch.matmul(xt, wd.t(), out=y))
+                return TimedSet(run=run, output=lambda: y.float().reshape(-1).cpu().numpy(), keep=(wd, xt, y))
+
+            impls.append(Impl("torch", torch_set, kernel=f"torch.matmul(x, Wd.t()) dense {dtype}",
+                              note=f"Wd: the dequantized W, dense {dtype}", bytes=dbytes, formula=dformula,
+                              check=check))  # fmt: skip
+        return Case(spec, nbytes, formula, impls, render_kwargs={"op": op_, "format": fmt_, **rkw},
+                    kernel_sha=ks.sha, extra_kernels=extra)  # fmt: skip
+
+    def markdown_table(self, rows: list[dict]) -> tuple[list[str], list[str]]:
+        head = ["format", "variant", "dtype", "N x K", "M", "impl", "path", "kernel", "MB moved", "sets",
+                "µs", "GB/s", "% copy", "check (rel err)", "time / qkgen float"]  # fmt: skip
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        errors: list[str] = []
+        qk = {(r["format"], r["variant"], r["dtype"], r["shape"]): r for r in rows
+              if r["impl"] == "qkgen" and r["status"] == "ok"}  # fmt: skip
+        for r in rows:
+            key = (r["format"], r["variant"], r["dtype"], r["shape"])
+            chk = "-" if r["rel_err"] is None else f"{r['check']} ({r['rel_err']:.2g})"
+            if r["status"] == "ok":
+                q = qk.get(key)
+                sp = (f"{r['us_median'] / q['us_median']:.2f}x" if q is not None and r["impl"] != "qkgen"
+                      else "-")  # fmt: skip
+                nums = [_fmt(r["us_median"], ".1f"), _fmt(r["gbps"], ".1f"), _fmt(r["pct_copy"], ".1f"), chk,
+                        sp]  # fmt: skip
+            else:
+                errors.append(f"{r['impl']} {r['format']} {r['variant']} {r['dtype']} {r['shape']}: "
+                              f"{r['error']}")  # fmt: skip
+                nums = ["error", "-", "-", chk, "-"]
+            kernel = f"`{r['kernel']}`" if r["kernel"] else "-"
+            cells = [*key[:4], "-" if r["m"] is None else str(r["m"]), r["impl"], r["path"] or "-", kernel, f"{r['bytes'] / 1e6:.2f}",
+                     str(r["sets"] or "-"), *nums]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", "time / qkgen float = the row's µs over the qkgen float row's µs (> 1: qkgen float "
+                      f"is faster); check = ||y - y_ref|| / ||y_ref|| on up to {CHECK_ROWS} rows of y, y_ref "
+                      f"the float64 product of x and the dequantized W; allowed < {CHECK_REL_TOL:g}."]
+        return lines, errors
+
+
+register(GemvBench())
+
+
+# --------------------------------------------------------------------------------------------
 # Measuring
 
 
@@ -479,6 +807,8 @@ class Row:
     shape: str
     impl: str
     kernel: str = ""
+    path: str = ""  # gemv qkgen rows: float | int8dot
+    m: int | None = None  # gemv: rows of x
     status: str = "ok"  # ok | error
     error: str = ""
     us_median: float | None = None
@@ -495,6 +825,8 @@ class Row:
     warmup: int = 0
     max_abs_diff_vs_qkgen: float | None = None
     bit_equal_to_qkgen: bool | None = None
+    rel_err: float | None = None  # ||y - reference|| / ||reference|| (gemv: float64 product, sampled rows)
+    check: str = ""  # "pass" | "FAIL" where the impl has a correctness check
     note: str = ""
     samples_us: list[float] = field(default_factory=list)
 
@@ -530,17 +862,18 @@ def run_case(ctx: Context, case: Case, ceiling_gbps: float | None, l2_bytes: flo
     rows: list[Row] = []
     ref_out = None
     for impl in case.impls:
+        nbytes = impl.bytes or case.bytes
         row = Row(op=spec.op, format=spec.sel.name, variant=spec.sel.label, dtype=spec.dtype,
-                  shape=spec.shape_str, impl=impl.impl, kernel=impl.kernel, bytes=case.bytes,
-                  byte_formula=case.formula, set_bytes=case.bytes, iters=a.iters, warmup=a.warmup,
-                  note=impl.note)  # fmt: skip
+                  shape=spec.shape_str, impl=impl.impl, kernel=impl.kernel, path=impl.path, m=spec.m,
+                  bytes=nbytes, byte_formula=impl.formula or case.formula, set_bytes=nbytes, iters=a.iters,
+                  warmup=a.warmup, note=impl.note)  # fmt: skip
         try:
             cap = a.max_mem_gb * 2**30
-            samples, nsets, first = measure(impl, case.bytes, a.iters, a.warmup, l2_bytes, cap)
+            samples, nsets, first = measure(impl, nbytes, a.iters, a.warmup, l2_bytes, cap)
             med = statistics.median(samples)
             row.us_median, row.us_min, row.us_max = med, min(samples), max(samples)
-            row.gbps, row.pct_copy = _bandwidth(case.bytes, med, ceiling_gbps)
-            row.sets, row.covers_l2 = nsets, covers_l2(nsets, case.bytes, l2_bytes)
+            row.gbps, row.pct_copy = _bandwidth(nbytes, med, ceiling_gbps)
+            row.sets, row.covers_l2 = nsets, covers_l2(nsets, nbytes, l2_bytes)
             row.samples_us = [round(s, 3) for s in samples]
             if not row.covers_l2:
                 row.note = "; ".join(filter(None, [row.note, f"--max-mem-gb caps rotation at {nsets} sets "
@@ -553,6 +886,15 @@ def run_case(ctx: Context, case: Case, ceiling_gbps: float | None, l2_bytes: flo
                     diff = np.abs(got.astype(np.float64) - ref_out)
                     row.max_abs_diff_vs_qkgen = float(np.nanmax(diff)) if diff.size else 0.0
                     row.bit_equal_to_qkgen = bool(np.array_equal(got, ref_out, equal_nan=True))
+            if impl.check is not None and first.output is not None:
+                row.rel_err = float(impl.check(first.output().reshape(-1)))
+                row.check = "pass" if row.rel_err < CHECK_REL_TOL else "FAIL"
+                if row.check != "pass":  # a wrong result posts no number
+                    row.status = "error"
+                    row.error = (f"correctness check failed: relative error {row.rel_err:.3g} vs the "
+                                 f"reference (allowed < {CHECK_REL_TOL:g})")  # fmt: skip
+                    row.us_median = row.us_min = row.us_max = row.gbps = row.pct_copy = None
+                    row.samples_us = []
             del first
         except QKGenError as e:
             row.status, row.error = "error", str(e).splitlines()[0]
@@ -789,6 +1131,8 @@ def effective_argv(args: argparse.Namespace) -> list[str]:
     out = ["bench", "--backend", args.backend_used, "--op", args.op, "--shapes", args.shapes_text,
            "--formats", args.formats_text, "--dtypes", args.dtypes_text, "--iters", str(args.iters),
            "--warmup", str(args.warmup)]  # fmt: skip
+    if args.op == "gemv":
+        out += ["--m", str(args.m)]
     if args.device is not None:
         out += ["--device", str(args.device)]
     return out
@@ -824,16 +1168,22 @@ def markdown(report: dict) -> str:
         lines.append(f"- bytes, {op}: {formula}; GB/s = bytes / median time; % copy = GB/s / copy ceiling")
     lines += [f"- note: {n}" for n in report["notes"]]
     rows = report["rows"]
-    impls = [i for i in dict.fromkeys(r["impl"] for r in rows) if i != "qkgen"]
+    op_obj = CASES.get(report["settings"].get("op", ""))
+    custom = op_obj.markdown_table(rows) if op_obj is not None else None
+    impls = [i for i in dict.fromkeys(r["impl"] for r in rows) if i != "qkgen"] if custom is None else []
     head = ["op", "format", "variant", "dtype", "shape", "MB moved", "sets",
             "qkgen µs", "qkgen GB/s", "qkgen % copy"]  # fmt: skip
     for i in impls:
         head += [f"{i} µs", f"{i} GB/s", f"{i} % copy", f"{i} = qkgen", f"qkgen speed-up vs {i}"]
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     groups: dict[tuple, dict[str, dict]] = {}
-    for r in rows:
-        groups.setdefault((r["op"], r["format"], r["variant"], r["dtype"], r["shape"]), {})[r["impl"]] = r
-    errors = []
+    if custom is not None:
+        table, errors = custom
+        lines += ["", *table]
+    else:
+        lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in rows:
+            groups.setdefault((r["op"], r["format"], r["variant"], r["dtype"], r["shape"]), {})[r["impl"]] = r
+        errors = []
 
     def cells(r: dict | None) -> list[str]:
         if r is None:
@@ -859,12 +1209,14 @@ def markdown(report: dict) -> str:
             line += [eq, sp]
         lines.append("| " + " | ".join(line) + " |")
     lines += ["", "Byte formulas (per case, one launch):", ""]
-    seen = set()
+    seen: dict[tuple, set] = {}
     for r in rows:
         k = (r["op"], r["format"], r["variant"], r["dtype"], r["shape"])
-        if k not in seen:
-            seen.add(k)
-            lines.append(f"- {' '.join(k)}: {r['byte_formula']}")
+        forms = seen.setdefault(k, set())
+        if r["byte_formula"] not in forms:  # an impl that moves other bytes (dense torch) gets its own line
+            who = f" ({r['impl']})" if forms else ""
+            forms.add(r["byte_formula"])
+            lines.append(f"- {' '.join(k)}{who}: {r['byte_formula']}")
     ct = report.get("compile_times")
     if ct and ct.get("kernels"):
         lines += ["", f"Compile times ({report['backend']}; {ct['method']}):", "",
@@ -934,11 +1286,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="default: $QKGEN_BACKEND or the first available")  # fmt: skip
     p.add_argument("--device", "-d", help="device index or name substring")
     p.add_argument("--op", default="dequantize", choices=sorted(CASES), help="op (default dequantize)")
-    p.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated RxC sizes ({DEFAULT_SHAPES})")
-    p.add_argument("--formats", default=DEFAULT_FORMATS,
+    p.add_argument("--shapes", help="comma-separated RxC sizes (gemv: NxK, y = x @ W.T with W [N, K]); "
+                                    f"default: dequantize {DEFAULT_SHAPES}; gemv {GEMV_DEFAULT_SHAPES}")
+    p.add_argument("--formats",
                    help="comma-separated NAME[:VARIANT][@SIZE]; VARIANT nested|plain (nf4/fp4, default "
                         "nested), tensor|row|group (int formats, default row); SIZE a bnb blocksize (default "
-                        f"64, blockwise8 256) or int group size (default 64). Default: {DEFAULT_FORMATS}")
+                        f"64, blockwise8 256) or int group size (default 64). Default: dequantize "
+                        f"{DEFAULT_FORMATS}; gemv {GEMV_DEFAULT_FORMATS}")
+    p.add_argument("--m", type=int, default=1, help=f"gemv: rows of x, 1..{api.MAX_M} (1)")
     p.add_argument("--dtypes", default=DEFAULT_DTYPES, help=f"output dtypes (default {DEFAULT_DTYPES})")
     p.add_argument("--iters", type=int, default=50, help="timed launches per row, median reported (50)")
     p.add_argument("--warmup", type=int, default=5, help="warm-up launches after every set ran once (5)")
@@ -967,6 +1322,8 @@ def _validate(args: argparse.Namespace) -> None:
             raise QKGenValueError(f"{opt}: {getattr(args, name)}; allowed: a positive number")
     if args.op not in CASES:
         raise QKGenValueError(f"--op: {args.op!r}; allowed: {', '.join(sorted(CASES))}")
+    if not 1 <= getattr(args, "m", 1) <= api.MAX_M:
+        raise QKGenValueError(f"--m: {args.m}; allowed: 1..{api.MAX_M}")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -975,6 +1332,9 @@ def main(args: argparse.Namespace) -> int:
     from .backends import open_device
 
     _validate(args)
+    op = CASES[args.op]
+    args.shapes = args.shapes or op.default_shapes
+    args.formats = args.formats or op.default_formats
     args.shapes_text, args.formats_text, args.dtypes_text = args.shapes, args.formats, args.dtypes
     args.shapes, args.formats, args.dtypes = (parse_shapes(args.shapes), parse_formats(args.formats),
                                               parse_dtypes(args.dtypes))  # fmt: skip
@@ -985,11 +1345,8 @@ def main(args: argparse.Namespace) -> int:
     out_json = Path(args.json or f"bench-out/bench-{dev.backend}.json")
     out_md = Path(args.markdown or f"bench-out/bench-{dev.backend}.md")
     ctx = Context(dev, args)
-    op = CASES[args.op]
     specs = op.specs(args)
-    skipped = [f"{fs.name} {fs.label} {'x'.join(map(str, s))}: {math.prod(s)} elements is not a multiple of "
-               f"{fs.fmt.block}" for fs in args.formats for s in args.shapes
-               if fs.fmt.inline and math.prod(s) % fs.fmt.block]  # fmt: skip
+    skipped = op.skipped(args)
     detected_l2 = device_l2_bytes(ctx)
     l2_bytes = max(args.l2_mb * 1e6, detected_l2 or 0)
     print(f"bench: {dev.backend} on {dev.info.name}; {len(specs)} case(s); copy ceiling ...", file=sys.stderr)
@@ -1006,14 +1363,15 @@ def main(args: argparse.Namespace) -> int:
         except Exception as e:  # render/build/quantize failure: an error row, no numbers
             msg = str(e).splitlines()[0] if str(e) else ""
             rows.append(Row(op=spec.op, format=spec.sel.name, variant=spec.sel.label, dtype=spec.dtype,
-                            shape=spec.shape_str, impl="qkgen", status="error",
+                            shape=spec.shape_str, impl="qkgen", m=spec.m, status="error",
                             error=f"{type(e).__name__}: {msg}"))  # fmt: skip
             continue
         if case.render_kwargs:
             kernels.append({**case.render_kwargs, "sha": case.kernel_sha})
+        kernels += case.extra_kernels
         rows += run_case(ctx, case, cgbps, l2_bytes)
         del case
-    ctx._qt = None
+    ctx._qt, ctx._derived = None, {}
     ct = None
     if args.compile_times:
         print("bench: compile times (cold, warm) in fresh processes ...", file=sys.stderr)
@@ -1034,7 +1392,7 @@ def main(args: argparse.Namespace) -> int:
         "settings": {"op": args.op, "iters": args.iters, "warmup": args.warmup, "l2_bytes": l2_bytes,
                      "l2_bytes_device": detected_l2, "l2_factor": L2_FACTOR, "max_mem_gb": args.max_mem_gb,
                      "seed": args.seed, "shapes": args.shapes_text, "formats": args.formats_text,
-                     "dtypes": args.dtypes_text},  # fmt: skip
+                     "dtypes": args.dtypes_text, **({"m": args.m} if args.op == "gemv" else {})},  # fmt: skip
         "formulas": {op.name: op.formula},
         "notes": ctx.notes,
         "skipped": skipped,

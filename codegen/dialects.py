@@ -136,6 +136,12 @@ class Dialect:
     def add_rn(self, a: str, b: str) -> str:
         return f"({a} + {b})"
 
+    def div_rn(self, a: str, b: str) -> str:
+        """a/b correctly rounded. Plain C division is that on CUDA (nvcc -prec-div, the default) and
+        SYCL; OpenCL C allows 2.5 ulp unless the program is built with
+        -cl-fp32-correctly-rounded-divide-sqrt, which the OpenCL backend must pass."""
+        return f"({a} / {b})"
+
     def load_half(self, byte_ptr: str) -> str:
         """A float from the IEEE half at byte_ptr (2-byte aligned, global memory)."""
         raise NotImplementedError
@@ -323,6 +329,12 @@ class OpenCLDialect(Dialect):
     def subgroup_sum(self, x: str) -> str:
         return f"sub_group_reduce_add({x})"
 
+    def dot4_i8(self, a: str, b: str, acc: str) -> str:
+        # cl_khr_integer_dot_product's 4x8-bit packed form: no pragma needed (checked on Intel's CPU runtime)
+        if not self.dot4:
+            return super().dot4_i8(a, b, acc)
+        return f"({acc} + dot_4x8packed_ss_int({a}, {b}))"
+
 
 @dataclass(frozen=True)
 class CUDADialect(Dialect):
@@ -334,7 +346,8 @@ class CUDADialect(Dialect):
     restrict: ClassVar[str] = "__restrict__ "
     local_qual: ClassVar[str] = "__shared__"
     constant_qual: ClassVar[str] = "__constant__"
-    inline: ClassVar[str] = "static __device__ __forceinline__"
+    # Not static: nvcc warns (#177) about unused static helpers; inline functions need no static.
+    inline: ClassVar[str] = "__device__ __forceinline__"
     barrier_stmt: ClassVar[str] = "__syncthreads();"
     ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.x * blockDim.x + threadIdx.x)", "lid": "threadIdx.x",
                                      "group": "blockIdx.x", "lsize": "blockDim.x"}  # fmt: skip
@@ -350,7 +363,7 @@ class CUDADialect(Dialect):
         )
 
     extra_c: ClassVar[str] = (
-        "static __device__ __forceinline__ float qk_warp_sum(float x) {\n"
+        "__device__ __forceinline__ float qk_warp_sum(float x) {\n"
         "    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);\n"
         "    return x;\n}\n"
     )
@@ -363,6 +376,9 @@ class CUDADialect(Dialect):
 
     def add_rn(self, a: str, b: str) -> str:
         return f"__fadd_rn({a}, {b})"
+
+    def div_rn(self, a: str, b: str) -> str:
+        return f"__fdiv_rn({a}, {b})"
 
     def load_half(self, byte_ptr: str) -> str:
         return f"__half2float(*(const __half*)({byte_ptr}))"

@@ -227,7 +227,96 @@ def _gemv_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, scale_mod
                 fast_decode=fast, x_size=X_SIZE[dtype], x_bytes=ept * X_SIZE[dtype], wg=wg)  # fmt: skip
 
 
-OPS = {"dequantize": ("dequantize.jinja", _dequantize_context), "gemv": ("gemv.jinja", _gemv_context)}
+# ---- the integer-dot path: q8_1 activations, 4-way int8 dot products (llama.cpp's mmvq idea) ----
+
+INT8DOT_ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
+
+
+def _is_q8_1_row(fmt: F.Format) -> bool:
+    """Rows quantize_q8_1 can write: signed 8-bit inline codes with the f16 sum field s."""
+    return fmt.inline and fmt.code == "signed" and fmt.low_bits == 8 and fmt.bits == 8 and fmt.has_field("s")
+
+
+def _is_int8dot_weight(fmt: F.Format) -> bool:
+    """Weight rows gemv_int8dot reads: inline blocks of the activation's block size (a weight, not an
+    activation row with s) whose codes fit a signed byte, and whose 4-byte code groups cover four
+    consecutive elements (8-bit interleaved, or split with whole words per slot)."""
+    act = F.get(INT8DOT_ACT)
+    signed8 = fmt.code == "signed" and fmt.bits == 8
+    small = fmt.code == "unsigned" and fmt.bits <= 7 and fmt.step == 1
+    fits = signed8 or small
+    words = (fmt.pack == "split" and (fmt.block // fmt.per_byte) % 4 == 0) or fmt.per_byte == 1
+    return fmt.inline and not fmt.has_field("s") and fmt.block == act.block and fits and words
+
+
+Q8_1_FORMATS = tuple(f.name for f in F.ROWS if _is_q8_1_row(f))
+INT8DOT_FORMATS = tuple(f.name for f in F.ROWS if _is_int8dot_weight(f))
+
+
+def _check_op_format(op: str, fmt: F.Format, allowed: tuple[str, ...]) -> None:
+    if fmt.name not in allowed:
+        raise QKGenValueError(f"format: {op} does not take {fmt.name}; allowed: {', '.join(allowed)}")
+
+
+def _quantize_q8_1_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, scale_mode: str | None,
+                           extra: dict) -> dict:  # fmt: skip
+    """One work-item per block of `fmt.block` activations: x [M, K] (K a multiple of the block) is
+    row-major, so block b is elements [b*block, (b+1)*block) and q8_1 block b of the output."""
+    _check_op_format("quantize_q8_1", fmt, Q8_1_FORMATS)
+    qs_bytes = fmt.code_bytes(fmt.block)
+    qs_align = math.gcd(fmt.block_align, fmt.offsets["qs"], _low_pow2(qs_bytes), 16)
+    params = [d.ptr("uchar", "x", const=True), d.ptr("uchar", "xq"), d.scalar("uint", "nblocks")]
+    args = [Arg("x", "in", "x"), Arg("xq", "out"), Arg("nblocks", "u32")]
+    return dict(params=params, args=args, per_item=1, locals=(),
+                x_bytes=fmt.block * X_SIZE[dtype], qs_bytes=qs_bytes, qs_align=qs_align, wg=_wg(extra, 64, 1))  # fmt: skip
+
+
+def _gemv_int8dot_context(fmt: F.Format, d, dtype: str, bs: int, nested: bool, scale_mode: str | None,
+                          extra: dict) -> dict:  # fmt: skip
+    """gemv's work split (lanes per row, lanes stride over blocks) on whole blocks: weight block b of
+    row n against q8_1 block b of each activation row, 4 codes per int8 dot product.
+
+    act_words[k] = (weight code word, shift) holding the codes of elements 4k..4k+3, the elements
+    of activation word k: for split packing element e sits in byte e % (block / per_byte), slot
+    e // (block / per_byte), so q4's elements j and j+16 share a byte."""
+    _check_op_format("gemv_int8dot", fmt, INT8DOT_FORMATS)
+    act = F.get(INT8DOT_ACT)
+    mmax = int(extra.pop("mmax", 1))
+    if not 1 <= mmax <= MAX_M:
+        raise QKGenValueError(f"mmax: {mmax}; allowed: 1..{MAX_M}")
+    lanes = d.subgroup_size if d.subgroups and d.subgroup_size else 32
+    code_bytes = fmt.code_bytes(fmt.block)
+    act_words = []
+    for k in range(act.code_bytes(act.block) // 4):
+        e = 4 * k
+        if fmt.pack == "split":
+            half = fmt.block // fmt.per_byte
+            byte, slot = e % half, e // half
+        else:
+            byte, slot = e // fmt.per_byte, e % fmt.per_byte
+        shift = ((fmt.per_byte - 1 - slot) if fmt.msb_first else slot) * fmt.low_bits
+        act_words.append((byte // 4, shift))
+    params = [d.ptr("uchar", "blocks", const=True), d.ptr("uchar", "xq", const=True), d.ptr(OUT_STORAGE[dtype], "y"),
+              d.scalar("uint", "N"), d.scalar("uint", "K"), d.scalar("uint", "M")]  # fmt: skip
+    args = [Arg("data", "in"), Arg("xq", "in"), Arg("y", "out", OUT_STORAGE[dtype]), Arg("N", "u32"),
+            Arg("K", "u32"), Arg("M", "u32")]  # fmt: skip
+    wg = _wg(extra, 128, lanes)
+    local_arrays = [] if d.subgroups else [("float", "scratch", wg)]
+    args += _local_args(d, local_arrays)
+    hb = fmt.high_bit_field
+    return dict(
+        params=params, args=args, per_item=wg // lanes, locals=tuple(local_arrays), lanes=lanes, rows=wg // lanes,
+        mmax=mmax, act=act, act_words=act_words, code_bytes=code_bytes,
+        code_align=math.gcd(fmt.block_align, fmt.offsets["qs"], _low_pow2(code_bytes), 16),
+        act_align=math.gcd(act.block_align, act.offsets["qs"], _low_pow2(act.code_bytes(act.block)), 16),
+        qh_align=math.gcd(fmt.block_align, fmt.offsets[hb], 4) if hb else 0,
+        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), wg=wg,
+    )  # fmt: skip
+
+
+OPS = {"dequantize": ("dequantize.jinja", _dequantize_context), "gemv": ("gemv.jinja", _gemv_context),
+       "quantize_q8_1": ("quantize_q8_1.jinja", _quantize_q8_1_context),
+       "gemv_int8dot": ("gemv_int8dot.jinja", _gemv_int8dot_context)}  # fmt: skip
 
 
 def ops() -> tuple[str, ...]:

@@ -10,13 +10,13 @@
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
-static __device__ __forceinline__ ushort qk_f32_to_bf16(float f) {
+__device__ __forceinline__ ushort qk_f32_to_bf16(float f) {
     uint u = __float_as_uint(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
     return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
-static __device__ __forceinline__ float qk_bf16_to_f32(ushort b) { return __uint_as_float(((uint)b) << 16); }
-static __device__ __forceinline__ float qk_warp_sum(float x) {
+__device__ __forceinline__ float qk_bf16_to_f32(ushort b) { return __uint_as_float(((uint)b) << 16); }
+__device__ __forceinline__ float qk_warp_sum(float x) {
     for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
     return x;
 }

@@ -1,0 +1,103 @@
+"""GEMV (float path and int8-dot path) and quantize_q8_1 on the CUDA GPU, with numpy and torch
+inputs. quantize_q8_1 must equal the reference bytes; GEMV must stay within the f32 accumulation
+bound of the float64 product (as tests/test_gemv.py does on OpenCL), int8dot within an NMSE."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpucases import sample, torch_host
+
+import qkgen
+from qkgen import catalog, reference
+from qkgen import formats as F
+from qkgen.int8dot import quantize_q8_1_device
+from qkgen.render import INT8DOT_FORMATS, render
+
+pytestmark = pytest.mark.gpu
+EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the output, relative
+N_ROWS = 67  # not a multiple of the rows per work-group
+
+
+def x_host(rng, m: int, k: int, dtype: str) -> np.ndarray:
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    return x.astype(np.float16) if dtype == "f16" else reference.round_to(x, "bf16") if dtype == "bf16" else x
+
+
+def f64(a: np.ndarray, dtype: str) -> np.ndarray:
+    return (reference.bf16_to_f32(a) if dtype == "bf16" else np.asarray(a, np.float32)).astype(np.float64)
+
+
+def weight(v: dict, k_chunks: int = 3):
+    ept = render("gemv", v["format"], "cuda", blocksize=v.get("blocksize"), nested=v.get("nested", False),
+                 scale_mode=v.get("scale_mode")).param("ept")  # fmt: skip
+    fmt = F.get(v["format"])
+    return sample(fmt.name, (N_ROWS, k_chunks * max(ept, fmt.block if fmt.inline else 1)), bool(v.get("nested")),
+                  v.get("scale_mode"),
+                  v.get("blocksize"))  # fmt: skip
+
+
+def assert_close(y, x, qt, dtype):
+    w = reference.dequantize(qt).astype(np.float64)
+    xf = f64(x, dtype)
+    ref = xf @ w.T
+    bound = w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) * 2 + EPS[dtype] * np.abs(ref) + 1e-30
+    err = np.abs(f64(y, dtype) - ref)
+    assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
+
+
+GEMV = list(catalog.variants("gemv"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled(cuda_device):
+    """The GEMV kernels (M = 1 and M <= 8 forms) built up front by parallel nvcc runs."""
+    kss = [render("gemv", v["format"], "cuda", caps=cuda_device.caps, mmax=mmax,
+                  **{k: x for k, x in v.items() if k not in ("op", "format")})
+           for v in GEMV for mmax in (1, qkgen.api.MAX_M)]  # fmt: skip
+    cuda_device.compile_many(kss)
+
+
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("v", GEMV, ids=lambda v: "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
+def test_gemv_float_path(v, m, cuda_device):
+    qt = weight(v)
+    x = x_host(np.random.default_rng(m), m, qt.shape[1], v["dtype"])
+    y = qkgen.gemv(qt, x, backend="cuda", device=0)
+    assert y.shape == (m, N_ROWS)
+    assert_close(y, x, qt, v["dtype"])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_gemv_torch_in_torch_out(dtype, torch_cuda):
+    torch = torch_cuda
+    v = {"format": "nf4", "dtype": dtype, "nested": True}
+    qt = weight(v)
+    x = x_host(np.random.default_rng(1), 3, qt.shape[1], dtype)
+    xt = torch.from_numpy(x).cuda(0)
+    if dtype == "bf16":
+        xt = xt.view(torch.bfloat16)
+    qt_t = qt.with_arrays(**{k: torch.from_numpy(np.ascontiguousarray(a)).cuda(0) for k, a in qt.arrays().items()})
+    y = qkgen.gemv(qt_t, xt, backend="cuda", device=0)
+    assert isinstance(y, torch.Tensor) and y.dtype == xt.dtype and tuple(y.shape) == (3, N_ROWS)
+    assert_close(torch_host(y, dtype), x, qt, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("m, k", [(1, 32), (3, 96), (5, 4096 + 32)])
+def test_quantize_q8_1_bytes_equal_reference(m, k, dtype, cuda_device):
+    x = x_host(np.random.default_rng(k), m, k, dtype)
+    got = quantize_q8_1_device(x, backend="cuda", device=0)
+    want = reference.quantize(f64(x, dtype).astype(np.float32), "q8_1").data
+    assert got.dtype == np.uint8 and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("fmt", INT8DOT_FORMATS)
+def test_gemv_int8dot_close_to_float_product(fmt, dtype, cuda_device):
+    qt = sample(fmt, (N_ROWS, 37 * 32))
+    x = x_host(np.random.default_rng(7), 3, qt.shape[1], dtype)
+    y = qkgen.gemv(qt, x, path="int8dot", backend="cuda", device=0)
+    ref = f64(x, dtype) @ reference.dequantize(qt).astype(np.float64).T
+    got = f64(y, dtype)
+    assert float(((got - ref) ** 2).sum() / (ref**2).sum()) < 1e-3

@@ -122,7 +122,9 @@ class OpenCLDevice(Device):
     def build_options(self, ks) -> list[str]:
         # Sub-group built-ins need OpenCL C 2.0+ on Intel; C 1.2 devices get the default.
         ver = self.info.caps["opencl_c"]
-        return [f"-cl-std=CL{ver}"] if ver >= "2.0" else []
+        opts = [f"-cl-std=CL{ver}"] if ver >= "2.0" else []
+        # quantize_q8_1 divides (amax / 127, 1 / d) and must match the reference bit for bit.
+        return opts + ["-cl-fp32-correctly-rounded-divide-sqrt"]
 
     def _build(self, ks, opts: list[str], key: str):
         c = cl()

@@ -70,17 +70,17 @@ def find_nvcc() -> str | None:
     return default if os.path.isfile(default) else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def nvcc_version(nvcc: str | None = None) -> str:
     """nvcc's release and build lines (part of every cache key), or "nvcc not found"."""
     nvcc = nvcc or find_nvcc()
     if not nvcc:
         return "nvcc not found"
     try:
-        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError) as e:
         return f"nvcc unusable: {e}"
-    return " ".join(line for line in out.splitlines() if "release" in line or line.startswith("Build"))
+    return " ".join(line for line in out.stdout.splitlines() if "release" in line or line.startswith("Build"))
 
 
 def _sm(arch: Any) -> str:
@@ -112,7 +112,7 @@ def nvcc_build(source: str, arches: Any, options: Any = NVCC_FLAGS, name: str = 
         Path(tmp, name + ".cu").write_text(source, encoding="utf-8")
         cmd = [nvcc, *target, *options, "-o", name + suffix, name + ".cu"]
         try:
-            r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+            r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, check=False)
         except OSError as e:
             raise BackendUnavailable(f"cuda: cannot run {nvcc}: {e}") from None
         log = (r.stdout + r.stderr).strip()
@@ -170,7 +170,9 @@ def _driver() -> tuple[Any, _LibCuda]:
         try:
             import pycuda.driver as drv
         except ImportError as e:
-            raise BackendUnavailable(f"cuda: pycuda cannot be imported ({e}); is it built for this driver?") from None
+            raise BackendUnavailable(
+                f"cuda: pycuda cannot be imported ({e}); is it built for this driver?"
+            ) from None
         try:
             drv.init()
         except drv.Error as e:
@@ -247,7 +249,7 @@ def _cuda_array_interface(a: Any) -> dict | None:
         return None
     try:
         cai = getattr(a, "__cuda_array_interface__", None)
-    except Exception:  # e.g. a CPU tensor of some framework refusing the attribute
+    except Exception:  # noqa: BLE001 (a CPU tensor of some framework may refuse the attribute)
         return None
     return cai if isinstance(cai, dict) else None
 
@@ -297,8 +299,8 @@ class CUDADevice(Device):
     # ---- compilation ----
     def identity(self) -> list[str]:
         if self._identity is None:
-            self._identity = [self.info.name, self.arch, nvcc_version(),
-                              f"CUDA driver API {self.drv.get_driver_version()}", _nvidia_driver_version()]  # fmt: skip
+            driver = f"CUDA driver API {self.drv.get_driver_version()} {_nvidia_driver_version()}".strip()
+            self._identity = [self.info.name, self.arch, nvcc_version(), driver]
         return self._identity
 
     def build_options(self, ks) -> list[str]:
@@ -315,7 +317,9 @@ class CUDADevice(Device):
         try:
             kern = self._load(ks, cubin)
         except CUDAError as e:
-            raise BuildError("cuda", ks.name, f"the driver rejected the {self.arch} cubin: {e}", ks.source) from None
+            raise BuildError(
+                "cuda", ks.name, f"the driver rejected the {self.arch} cubin: {e}", ks.source
+            ) from None
         self.cache_store(key, ".cubin", cubin)
         return kern
 
@@ -364,15 +368,15 @@ class CUDADevice(Device):
         if _torch_tensor(a):
             if a.device.index != self.ordinal:
                 raise self._other_gpu(name, f"cuda:{a.device.index}")
-            ptr = self._checked(name, a.data_ptr(), str(a.dtype).replace("torch.", ""), a.is_contiguous(), dtypes)
-            return _TorchPtr(ptr)
+            dt = str(a.dtype).replace("torch.", "")
+            return _TorchPtr(self._checked(name, a.data_ptr(), dt, a.is_contiguous(), dtypes))
         if _gpuarray(a):
             ptr, dt, contiguous = int(a.gpudata), a.dtype.name, bool(a.flags.c_contiguous)
             stream = None
         else:
             cai = _cuda_array_interface(a)
-            ptr, dt = int(cai["data"][0]), np.dtype(cai["typestr"]).name
-            contiguous = _c_contiguous(tuple(cai["shape"]), cai.get("strides"), np.dtype(cai["typestr"]).itemsize)
+            ptr, typ = int(cai["data"][0]), np.dtype(cai["typestr"])
+            dt, contiguous = typ.name, _c_contiguous(tuple(cai["shape"]), cai.get("strides"), typ.itemsize)
             stream = cai.get("stream")
         ptr = self._checked(name, ptr, dt, contiguous, dtypes)
         with self._active():
@@ -381,11 +385,13 @@ class CUDADevice(Device):
                 self.cu("cuStreamSynchronize", ctypes.c_void_p(int(stream)))
         return ptr
 
-    def _checked(self, name: str, ptr: int, dtype: str, contiguous: bool, dtypes: tuple[str, ...] | None) -> int:
+    def _checked(self, name: str, ptr: int, dtype: str, contiguous: bool, dtypes: tuple | None) -> int:
         if dtypes and dtype not in dtypes:
             raise QKGenValueError(f"{name}: dtype {dtype}; allowed: {', '.join(dtypes)}")
         if not contiguous:
-            raise QKGenValueError(f"{name}: array is not contiguous; allowed: C-contiguous arrays (.contiguous())")
+            raise QKGenValueError(
+                f"{name}: array is not contiguous; allowed: C-contiguous arrays (.contiguous())"
+            )
         if ptr % VECTOR_ALIGN:
             raise QKGenValueError(
                 f"{name}: misaligned: starts at address 0x{ptr:x}, {ptr % VECTOR_ALIGN} bytes past a "
@@ -400,13 +406,14 @@ class CUDADevice(Device):
 
     def _check_owner(self, name: str, ptr: int) -> None:
         """Non-torch memory: it must be device memory of this GPU's primary context."""
-        ordinal, ctx = ctypes.c_int(), ctypes.c_void_p()
+        ordinal, ctx, p = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64(ptr)
         try:
-            self.cu("cuPointerGetAttribute", ctypes.byref(ordinal), _CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    ctypes.c_uint64(ptr))  # fmt: skip
-            self.cu("cuPointerGetAttribute", ctypes.byref(ctx), _CU_POINTER_ATTRIBUTE_CONTEXT, ctypes.c_uint64(ptr))
+            self.cu("cuPointerGetAttribute", ctypes.byref(ordinal), _CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)
+            self.cu("cuPointerGetAttribute", ctypes.byref(ctx), _CU_POINTER_ATTRIBUTE_CONTEXT, p)
         except CUDAError as e:
-            raise QKGenValueError(f"{name}: 0x{ptr:x} is not CUDA memory ({e}); allowed: device arrays") from None
+            raise QKGenValueError(
+                f"{name}: 0x{ptr:x} is not CUDA memory ({e}); allowed: device arrays"
+            ) from None
         if ordinal.value != self.ordinal:
             raise self._other_gpu(name, f"cuda:{ordinal.value}")
         if ctx.value and ctx.value != self.ctx.handle:
@@ -439,7 +446,7 @@ class CUDADevice(Device):
             return _TorchPtr(out.data_ptr()), out
         with self._active():
             if like is not None and self.is_native(like):  # GPUArray or another CUDA array: a GPUArray
-                import pycuda.gpuarray as gpuarray
+                from pycuda import gpuarray
 
                 out = gpuarray.empty((count,), HOST_DTYPES[dtype])
                 buf = out.gpudata
@@ -476,7 +483,8 @@ class CUDADevice(Device):
     def _launch(self, kernel: _Kernel, args: list, global_size: int, local_size: int, stream: int) -> None:
         if len(args) != len(kernel.kinds):
             raise QKGenValueError(f"args: {kernel.name} takes {len(kernel.kinds)} arguments, got {len(args)}")
-        if local_size <= 0 or global_size <= 0 or global_size % local_size or global_size // local_size >= 2**31:
+        groups = global_size // local_size if local_size > 0 else 0
+        if groups <= 0 or global_size % local_size or groups >= 2**31:
             raise QKGenValueError(f"global_size: {global_size} must be a positive multiple of local_size "
                                   f"{local_size}, below 2**31 groups")  # fmt: skip
         vals = []
@@ -490,9 +498,12 @@ class CUDADevice(Device):
             else:
                 vals.append(ctypes.c_uint64(int(a)))
         params = (ctypes.c_void_p * len(vals))(*(ctypes.addressof(v) for v in vals))
-        one = ctypes.c_uint(1)
-        self.cu("cuLaunchKernel", kernel.func, ctypes.c_uint(global_size // local_size), one, one,
-                ctypes.c_uint(local_size), one, one, ctypes.c_uint(0), ctypes.c_void_p(stream), params, None)  # fmt: skip
+        grid, block, one = ctypes.c_uint(groups), ctypes.c_uint(local_size), ctypes.c_uint(1)
+        shared = ctypes.c_uint(0)  # the kernels' local arrays are static __shared__
+        stream_h = ctypes.c_void_p(stream)
+        self.cu(
+            "cuLaunchKernel", kernel.func, grid, one, one, block, one, one, shared, stream_h, params, None
+        )
 
     def launch(self, kernel: _Kernel, args: list, global_size: int, local_size: int) -> None:
         stream, mixed = self._stream(kernel, args)

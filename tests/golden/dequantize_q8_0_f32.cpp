@@ -31,8 +31,7 @@ extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>)) void
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 34u;
     const uint eb = e0 % 32u;
     const float s = (float)(*(const sycl::half*)(bp + 0));
-    const uint slot = 0u;
-    const uchar* cp = bp + 2 + eb / 1u;
+        const uchar* cp = bp + 2 + eb / 1u;
     uint w[4];
     w[0] = (uint)((const ushort*)(cp))[0] | ((uint)((const ushort*)(cp))[1] << 16);
     w[1] = (uint)((const ushort*)(cp))[2] | ((uint)((const ushort*)(cp))[3] << 16);

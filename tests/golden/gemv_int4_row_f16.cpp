@@ -36,7 +36,6 @@ extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>)) SYCL
         for (uint c = lane; c < K / 32u; c += 16u) {
             const uint k0 = c * 32u;
             const uint e0 = row * K + k0;
-            const uint slot = 0u;
             const float s = scale[row];
             const uchar* cp = codes + e0 / 2u;
             uint w[4];

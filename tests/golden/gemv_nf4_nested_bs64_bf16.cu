@@ -115,7 +115,6 @@ extern "C" __global__ __launch_bounds__(128) void gemv_nf4_nested_bs64_bf16(cons
         for (uint c = lane; c < K / 32u; c += 32u) {
             const uint k0 = c * 32u;
             const uint e0 = row * K + k0;
-            const uint slot = 0u;
             const float s = __fadd_rn(__fmul_rn(lut2[absmax_q[e0 / 64u]], absmax2[(e0 / 64u) / 256u]), offset);
             const uchar* cp = codes + e0 / 2u;
             uint w[4];

@@ -4,7 +4,6 @@ where its runtime or device is missing, so the suite skips cleanly on a machine 
 from __future__ import annotations
 
 import pytest
-
 import qkgen.api
 from qkgen import backends
 

@@ -9,7 +9,6 @@ import zlib
 
 import numpy as np
 import pytest
-
 from qkgen import catalog, reference
 from qkgen import formats as F
 from qkgen.qtensor import QTensor
@@ -38,11 +37,14 @@ def variant_id(v: dict) -> str:
 
 def dequantize_cases(shapes: dict = SHAPES) -> list:
     """pytest params (variant, shape): every dequantize kernel on every shape of its family."""
-    return [pytest.param(v, shape, id=f"{variant_id(v)}-{'x'.join(map(str, shape))}")
-            for v in catalog.variants("dequantize") for shape in shapes[F.get(v["format"]).family]]  # fmt: skip
+    cases = []
+    for v in catalog.variants("dequantize"):
+        for shape in shapes[F.get(v["format"]).family]:
+            cases.append(pytest.param(v, shape, id=f"{variant_id(v)}-{'x'.join(map(str, shape))}"))
+    return cases
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sample(fmt: str, shape: tuple, nested: bool = False, scale_mode: str | None = None,
            blocksize: int | None = None) -> QTensor:  # fmt: skip
     """A QTensor (numpy arrays) of reproducible random data: normal values, a few outliers, and a
@@ -82,7 +84,10 @@ def assert_same(out: np.ndarray, qt: QTensor, dtype: str) -> None:
     assert out.shape == want.shape, (out.shape, want.shape)
     assert out.dtype == want.dtype, (out.dtype, want.dtype)
     bits = np.uint32 if want.itemsize == 4 else np.uint16
-    got_b, want_b = np.ascontiguousarray(out).view(bits).reshape(-1), np.ascontiguousarray(want).view(bits).reshape(-1)
+    got_b, want_b = (
+        np.ascontiguousarray(out).view(bits).reshape(-1),
+        np.ascontiguousarray(want).view(bits).reshape(-1),
+    )
     bad = np.flatnonzero(got_b != want_b)
     if bad.size:
         show = ", ".join(f"[{i}] got 0x{int(got_b[i]):x} want 0x{int(want_b[i]):x}" for i in bad[:8])

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpucases import sample
-
 import qkgen
+from gpucases import sample
 from qkgen.qtensor import QTensor
 
 pytestmark = pytest.mark.gpu
@@ -40,8 +39,9 @@ def assert_bit_identical(torch, ours, theirs, what: str):
     bad = (a != b).nonzero().reshape(-1)
     if bad.numel():
         i = bad[:8].tolist()
-        pytest.fail(f"{what}: {bad.numel()} of {a.numel()} differ from bitsandbytes; at {i}: "
-                    f"ours {ours.reshape(-1)[i].tolist()} theirs {theirs.reshape(-1)[i].tolist()}")  # fmt: skip
+        ours_v, theirs_v = ours.reshape(-1)[i].tolist(), theirs.reshape(-1)[i].tolist()
+        pytest.fail(f"{what}: {bad.numel()} of {a.numel()} differ from bitsandbytes; at {i}: ours {ours_v} "
+                    f"theirs {theirs_v}")  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))

@@ -10,9 +10,8 @@ import textwrap
 
 import numpy as np
 import pytest
-from gpucases import assert_same, dequantize_cases, sample, sample_for, to_device, torch_host
-
 import qkgen
+from gpucases import assert_same, dequantize_cases, sample, sample_for, to_device, torch_host
 from qkgen import api, catalog
 from qkgen.errors import QKGenValueError
 from qkgen.render import render
@@ -63,7 +62,9 @@ def test_dequantize_torch_zero_copy(v, shape, torch_cuda):
 SOME = [v for v in catalog.variants("dequantize") if v["dtype"] == "bf16"]
 
 
-@pytest.mark.parametrize("v", SOME, ids=lambda v: f"{v['format']}-{v.get('nested') or v.get('scale_mode') or ''}")
+@pytest.mark.parametrize(
+    "v", SOME, ids=lambda v: f"{v['format']}-{v.get('nested') or v.get('scale_mode') or ''}"
+)
 def test_dequantize_gpuarray(v, cuda_device):
     drv = pytest.importorskip("pycuda.driver")
     gpuarray = pytest.importorskip("pycuda.gpuarray")
@@ -79,7 +80,9 @@ def test_dequantize_gpuarray(v, cuda_device):
         drv.Context.pop()
 
 
-@pytest.mark.parametrize("v", SOME, ids=lambda v: f"{v['format']}-{v.get('nested') or v.get('scale_mode') or ''}")
+@pytest.mark.parametrize(
+    "v", SOME, ids=lambda v: f"{v['format']}-{v.get('nested') or v.get('scale_mode') or ''}"
+)
 def test_dequantize_cuda_array_interface(v, cuda_device):
     cupy = pytest.importorskip("cupy")
     qt0 = sample_for(v, (7, 160))
@@ -98,11 +101,13 @@ def test_ordered_on_torch_current_stream(fmt, torch_cuda):
     host = {k: torch.from_numpy(np.ascontiguousarray(a)).pin_memory() for k, a in qt0.arrays().items()}
     side = torch.cuda.Stream(0)
     with torch.cuda.stream(side):
-        dev = {k: torch.full(h.shape, 0xFF if h.dtype == torch.uint8 else float("nan"), dtype=h.dtype, device=0)
-               for k, h in host.items()}  # fmt: skip
+        dev = {
+            k: torch.full_like(h, 0xFF if h.dtype == torch.uint8 else float("nan"), device=0)
+            for k, h in host.items()
+        }
         torch.cuda._sleep(200_000_000)  # ~0.1 s of GPU time before the inputs are written
-        for k in dev:
-            dev[k].copy_(host[k], non_blocking=True)
+        for k, h in host.items():
+            dev[k].copy_(h, non_blocking=True)
         out = dequantize(qt0.with_arrays(**dev), "f16")
     side.synchronize()
     assert_same(torch_host(out, "f16"), qt0, "f16")
@@ -149,10 +154,14 @@ def test_second_process_loads_the_cached_cubin(tmp_path):
         print(float(np.asarray(qkgen.dequantize(qt, "f32", backend="cuda")).sum()))
     """)
     env = {**os.environ, "QKGEN_CACHE_DIR": str(tmp_path)}
-    first = subprocess.run([sys.executable, "-c", script, "build"], env=env, capture_output=True, text=True)
+    first = subprocess.run(
+        [sys.executable, "-c", script, "build"], env=env, capture_output=True, text=True, check=False
+    )
     assert first.returncode == 0, first.stderr
     assert list(tmp_path.rglob("*.cubin")), "no cubin was cached"
-    second = subprocess.run([sys.executable, "-c", script, "forbid"], env=env, capture_output=True, text=True)
+    second = subprocess.run(
+        [sys.executable, "-c", script, "forbid"], env=env, capture_output=True, text=True, check=False
+    )
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
 
@@ -195,7 +204,7 @@ def test_non_contiguous_tensor_is_refused(torch_cuda):
 
 def test_wrong_dtype_is_refused(torch_cuda, cuda_device):
     torch = torch_cuda
-    qt0, qt = nf4_on_gpu(torch)
+    _, qt = nf4_on_gpu(torch)
     with pytest.raises(QKGenValueError, match="absmax: dtype float16"):
         dequantize(qt.with_arrays(absmax=qt.absmax.half()), "f32")
     with pytest.raises(QKGenValueError, match="absmax: dtype float16; allowed: float32"):
@@ -219,7 +228,7 @@ def test_tensor_on_another_gpu_is_refused(torch_cuda):
     torch = torch_cuda
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two GPUs")
-    qt0, qt = nf4_on_gpu(torch)
+    _, qt = nf4_on_gpu(torch)
     with pytest.raises(QKGenValueError, match="on another GPU"):
         dequantize(qt.with_arrays(absmax=qt.absmax.to(1)), "f32")
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpucases import sample, torch_host
-
 import qkgen
+from gpucases import sample, torch_host
 from qkgen import catalog, reference
 from qkgen import formats as F
 from qkgen.int8dot import quantize_q8_1_device
@@ -32,9 +31,8 @@ def weight(v: dict, k_chunks: int = 3):
     ept = render("gemv", v["format"], "cuda", blocksize=v.get("blocksize"), nested=v.get("nested", False),
                  scale_mode=v.get("scale_mode")).param("ept")  # fmt: skip
     fmt = F.get(v["format"])
-    return sample(fmt.name, (N_ROWS, k_chunks * max(ept, fmt.block if fmt.inline else 1)), bool(v.get("nested")),
-                  v.get("scale_mode"),
-                  v.get("blocksize"))  # fmt: skip
+    k = k_chunks * max(ept, fmt.block if fmt.inline else 1)
+    return sample(fmt.name, (N_ROWS, k), bool(v.get("nested")), v.get("scale_mode"), v.get("blocksize"))
 
 
 def assert_close(y, x, qt, dtype):
@@ -59,7 +57,9 @@ def compiled(cuda_device):
 
 
 @pytest.mark.parametrize("m", [1, 3, 8])
-@pytest.mark.parametrize("v", GEMV, ids=lambda v: "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
+@pytest.mark.parametrize(
+    "v", GEMV, ids=lambda v: "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False))
+)
 def test_gemv_float_path(v, m, cuda_device):
     qt = weight(v)
     x = x_host(np.random.default_rng(m), m, qt.shape[1], v["dtype"])
@@ -77,7 +77,9 @@ def test_gemv_torch_in_torch_out(dtype, torch_cuda):
     xt = torch.from_numpy(x).cuda(0)
     if dtype == "bf16":
         xt = xt.view(torch.bfloat16)
-    qt_t = qt.with_arrays(**{k: torch.from_numpy(np.ascontiguousarray(a)).cuda(0) for k, a in qt.arrays().items()})
+    qt_t = qt.with_arrays(
+        **{k: torch.from_numpy(np.ascontiguousarray(a)).cuda(0) for k, a in qt.arrays().items()}
+    )
     y = qkgen.gemv(qt_t, xt, backend="cuda", device=0)
     assert isinstance(y, torch.Tensor) and y.dtype == xt.dtype and tuple(y.shape) == (3, N_ROWS)
     assert_close(torch_host(y, dtype), x, qt, dtype)

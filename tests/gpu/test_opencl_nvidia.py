@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpucases import assert_same, dequantize_cases, sample_for
-
 import qkgen
+from gpucases import assert_same, dequantize_cases, sample_for
 
 pytestmark = pytest.mark.gpu
 

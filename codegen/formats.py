@@ -186,8 +186,9 @@ NF4_TABLE = (
 
 # bitsandbytes' FP4: bit 3 is the sign, bits 0-2 index these magnitudes (x 1/12).
 _FP4_MAGNITUDES = (0.0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0)
-# Code 8 (sign set, magnitude 0) is +0.0, as in bitsandbytes' code table.
-FP4_TABLE = tuple(float(np.float32(s * m / 12.0)) or 0.0 for s in (1.0, -1.0) for m in _FP4_MAGNITUDES)
+# Code 8 (sign set, magnitude 0) is -0.0, as bitsandbytes' CUDA kernels decode it (its CPU path and
+# its code tensor say +0.0; the two compare equal, only the sign bit of a zero output differs).
+FP4_TABLE = tuple(float(np.float32(s * m / 12.0)) for s in (1.0, -1.0) for m in _FP4_MAGNITUDES)
 
 DYNAMIC8_TABLE = _dynamic_map()
 

@@ -1,8 +1,9 @@
-"""`qkgen check`: run every kernel on a device and compare it with the reference codec.
+"""`qkgen check`: run every kernel (dequantize, gemv) on a device and compare it with the reference.
 
 Inputs are fresh random tensors with odd sizes and partial blocks; outputs are poisoned (NaN
 bytes) before the kernel runs, so an element the kernel fails to write cannot pass. f32 results
-must equal the reference exactly; f16/bf16 results the correctly rounded reference.
+must equal the reference exactly; f16/bf16 results the correctly rounded reference. GEMV results
+must lie within the f32 accumulation bound of the float64 product.
 """
 
 from __future__ import annotations
@@ -67,10 +68,43 @@ def variant_label(v: dict) -> str:
     return " ".join(parts) or "-"
 
 
+GEMV_ROWS, GEMV_CHUNKS = 67, 3  # odd N; K of 3 chunks: not a multiple of what all lanes take per step
+
+
+def _check_dequantize(v: dict, fmt: F.Format, rng, backend, device) -> tuple[bool, float]:
+    qt = sample(fmt, rng, v.get("nested", False), v.get("scale_mode"), v.get("blocksize"))
+    out = api.dequantize(qt, v["dtype"], backend=backend, device=device)
+    return compare(np.asarray(out), reference.dequantize(qt), v["dtype"])
+
+
+def _check_gemv(v: dict, fmt: F.Format, rng, backend, device) -> tuple[bool, float]:
+    """y = x @ W.T with M = 3 against the float64 product: within the worst-case f32
+    accumulation bound plus half an ulp of the output dtype."""
+    from .render import render
+
+    kw = {"blocksize": v.get("blocksize"), "nested": v.get("nested", False), "scale_mode": v.get("scale_mode")}
+    ept = render("gemv", fmt.name, "opencl", **kw).param("ept")
+    k = GEMV_CHUNKS * max(ept, fmt.block if fmt.inline else 1)
+    qt = sample(fmt, rng, kw["nested"], kw["scale_mode"], kw["blocksize"], shape=(GEMV_ROWS, k))
+    x = rng.standard_normal((3, k)).astype(np.float32)
+    x = reference.round_to(x, v["dtype"]) if v["dtype"] != "f32" else x
+    y = host_f32(np.asarray(api.gemv(qt, x, backend=backend, device=device)), v["dtype"]).astype(np.float64)
+    xf = host_f32(x, v["dtype"]).astype(np.float64)
+    w = reference.dequantize(qt).astype(np.float64)
+    ref = xf @ w.T
+    eps_out = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}[v["dtype"]]
+    bound = 2 * k * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + eps_out * np.abs(ref)
+    err = np.abs(y - ref)
+    return bool(np.all(err <= bound)), float(err.max())
+
+
+CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv}
+
+
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,
         progress: bool = True, seed: int = 0) -> list[Result]:  # fmt: skip
     rng = np.random.default_rng(seed)
-    todo = list(variants("dequantize", formats))
+    todo = [v for op in CHECKS for v in variants(op, formats)]
     results = []
     bar = _progress(todo, progress)
     api.POISON_OUTPUTS, before = True, api.POISON_OUTPUTS
@@ -80,12 +114,10 @@ def run(backend: str | None = None, device: int | str | None = None, formats: li
             label = variant_label(v)
             bar.set_postfix_str(f"{v['format']} {v['dtype']} {label}") if hasattr(bar, "set_postfix_str") else None
             try:
-                qt = sample(fmt, rng, v.get("nested", False), v.get("scale_mode"), v.get("blocksize"))
-                out = api.dequantize(qt, v["dtype"], backend=backend, device=device)
-                ok, err = compare(np.asarray(out), reference.dequantize(qt), v["dtype"])
-                results.append(Result("dequantize", fmt.name, label, v["dtype"], err, "PASS" if ok else "FAIL"))
+                ok, err = CHECKS[v["op"]](v, fmt, rng, backend, device)
+                results.append(Result(v["op"], fmt.name, label, v["dtype"], err, "PASS" if ok else "FAIL"))
             except QKGenError as e:
-                results.append(Result("dequantize", fmt.name, label, v["dtype"], float("nan"), "ERROR",
+                results.append(Result(v["op"], fmt.name, label, v["dtype"], float("nan"), "ERROR",
                                       str(e).splitlines()[0]))  # fmt: skip
     finally:
         api.POISON_OUTPUTS = before

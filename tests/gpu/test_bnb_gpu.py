@@ -74,3 +74,27 @@ def test_same_as_bnb_on_bnb_packed_data(case, dtype, bnb, torch_cuda):
     theirs = bnb_dequantize(bnb, torch, packed, state, dtype)
     ours = qkgen.dequantize(qt, dtype, backend="cuda", device=0)
     assert_bit_identical(torch, ours, theirs, f"{case_id(case)} bnb-packed {dtype}")
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("name,nested", [("nf4", False), ("nf4", True), ("fp4", False), ("fp4", True)])
+def test_gemv_close_to_bnb_matmul_4bit(name, nested, dtype, bnb, torch_cuda):
+    """qkgen.gemv and bitsandbytes.matmul_4bit (batch 1) on the same packed weight agree: both
+    accumulate differently, so they are compared against each other and the float64 product."""
+    import bitsandbytes
+
+    torch = torch_cuda
+    rng = np.random.default_rng(7)
+    n, k = 1031, 4096
+    w = torch.from_numpy(rng.standard_normal((n, k)).astype(np.float32)).cuda()
+    packed, state = bnb.quantize_4bit(w, blocksize=64, compress_statistics=nested, quant_type=name)
+    tdt = getattr(torch, DTYPES[dtype])
+    x = torch.from_numpy(rng.standard_normal((1, k)).astype(np.float32)).cuda().to(tdt)
+    theirs = bitsandbytes.matmul_4bit(x, packed.t(), quant_state=state).float()
+    ours = qkgen.gemv(QTensor.from_bnb(packed, state), x, backend="cuda")
+    assert ours.dtype == tdt and tuple(ours.shape) == (1, n)
+    state.dtype = torch.float32
+    ref = x.double() @ bnb.dequantize_4bit(packed, state).double().t()
+    scale = ref.norm()
+    assert float((ours.double() - ref).norm() / scale) < 4e-3
+    assert float((ours.double() - theirs.double()).norm() / scale) < 8e-3

@@ -13,7 +13,7 @@ never touches a device: backends read the capabilities and pass them in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 # Output storage: the C type a kernel writes for each output dtype (f16/bf16 are stored as bits).
@@ -55,9 +55,6 @@ class Dialect:
     subgroups: bool = True
     subgroup_size: int = 32
     dot4: bool = False  # a native 4-way int8 dot product
-
-    def with_caps(self, **caps) -> Dialect:
-        return replace(self, **caps)
 
     @property
     def caps(self) -> dict:
@@ -158,10 +155,8 @@ class Dialect:
         return self.f32_to_f16_bits(x)
 
     # ---- vector memory access ----
-    vec_names: ClassVar[dict[tuple[str, int], str]] = {}
-
     def vec(self, ctype: str, n: int) -> str:
-        return self.vec_names.get((ctype, n), f"{ctype}{n}")
+        return f"{ctype}{n}"
 
     def vget(self, var: str, i: int) -> str:
         return f"{var}.{'xyzw'[i]}"
@@ -257,9 +252,6 @@ class Dialect:
             f"{var} = {scratch}[{lid}];\n{self.barrier_stmt}"
         )
 
-    def sg_lane(self) -> str:
-        raise NotImplementedError
-
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         """acc + dot of the four signed bytes of uint a and uint b (portable form)."""
         terms = " + ".join(
@@ -322,9 +314,6 @@ class OpenCLDialect(Dialect):
     def prelude(self) -> str:
         fp16 = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if self.fp16 else ""
         return fp16 + super().prelude()
-
-    def sg_lane(self) -> str:
-        return "(uint)get_sub_group_local_id()"
 
     def subgroup_sum(self, x: str) -> str:
         return f"sub_group_reduce_add({x})"
@@ -401,9 +390,6 @@ class CUDADialect(Dialect):
         return (f"__half2float(__hsub(__ushort_as_half((ushort)(0x6400u | ({v}))), "
                 f"__ushort_as_half((ushort){_half_bits(1024 + bias)}u)))")  # fmt: skip
 
-    def sg_lane(self) -> str:
-        return "(threadIdx.x & 31u)"
-
     def subgroup_sum(self, x: str) -> str:
         return f"qk_warp_sum({x})"
 
@@ -475,9 +461,6 @@ class SYCLDialect(Dialect):
     def fast_code(self, v: str, bias: int) -> str:
         return (f"(float)(sycl::bit_cast<sycl::half>((ushort)(0x6400u | ({v}))) - "
                 f"sycl::bit_cast<sycl::half>((ushort){_half_bits(1024 + bias)}u))")  # fmt: skip
-
-    def sg_lane(self) -> str:
-        return "(uint)qk_item.get_sub_group().get_local_linear_id()"
 
     def subgroup_sum(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"

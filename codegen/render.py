@@ -10,7 +10,7 @@ import functools
 import hashlib
 import importlib.resources
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jinja2
 
@@ -59,7 +59,6 @@ class KernelSource:
     wg: int  # work-group size the kernel requires
     per_item: int  # elements (dequantize) or rows (gemv) each work-item / group covers
     caps: tuple[tuple[str, object], ...] = ()
-    meta: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def sha(self) -> str:

@@ -235,6 +235,11 @@ class Dialect:
         return f"({self.as_float}(0x4B000000u | ({v})) - {float(2**23 + bias)!r}f)"
 
     # ---- sub-groups ----
+    def sg_lane(self) -> str:
+        """This work-item's lane in its sub-group (tests check lanes are consecutive work-items,
+        the layout the GEMV templates' `lid % lanes` relies on)."""
+        raise NotImplementedError
+
     def subgroup_sum(self, x: str) -> str:
         raise NotImplementedError
 
@@ -315,6 +320,9 @@ class OpenCLDialect(Dialect):
         fp16 = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if self.fp16 else ""
         return fp16 + super().prelude()
 
+    def sg_lane(self) -> str:
+        return "(uint)get_sub_group_local_id()"
+
     def subgroup_sum(self, x: str) -> str:
         return f"sub_group_reduce_add({x})"
 
@@ -390,6 +398,9 @@ class CUDADialect(Dialect):
         return (f"__half2float(__hsub(__ushort_as_half((ushort)(0x6400u | ({v}))), "
                 f"__ushort_as_half((ushort){_half_bits(1024 + bias)}u)))")  # fmt: skip
 
+    def sg_lane(self) -> str:
+        return "(threadIdx.x & 31u)"
+
     def subgroup_sum(self, x: str) -> str:
         return f"qk_warp_sum({x})"
 
@@ -461,6 +472,9 @@ class SYCLDialect(Dialect):
     def fast_code(self, v: str, bias: int) -> str:
         return (f"(float)(sycl::bit_cast<sycl::half>((ushort)(0x6400u | ({v}))) - "
                 f"sycl::bit_cast<sycl::half>((ushort){_half_bits(1024 + bias)}u))")  # fmt: skip
+
+    def sg_lane(self) -> str:
+        return "(uint)qk_item.get_sub_group().get_local_linear_id()"
 
     def subgroup_sum(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"

@@ -99,7 +99,7 @@ def prepare_dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = No
     return dev, ks, dev.compile(ks)
 
 
-def launch_dequantize(dev, ks: KernelSource, kernel, qt: QTensor, out_buf) -> tuple[list, int, int]:
+def launch_dequantize(dev, ks: KernelSource, qt: QTensor, out_buf) -> tuple[list, int, int]:
     """Argument list and launch geometry (global, local) of a dequantize kernel."""
     args = _arg_values(dev, ks, qt.arrays(), {"out": out_buf}, _scalars(qt))
     items = -(-qt.n // ks.per_item)
@@ -112,7 +112,7 @@ def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, devi
     dev, ks, kernel = prepare_dequantize(qt, dtype, backend, device)
     native = dev.is_native(qt.data)
     out_buf, out = dev.empty(qt.n, ks.param("dtype"), like=qt.data if native else None, poison=POISON_OUTPUTS)
-    args, gsize, lsize = launch_dequantize(dev, ks, kernel, qt, out_buf)
+    args, gsize, lsize = launch_dequantize(dev, ks, qt, out_buf)
     dev.launch(kernel, args, gsize, lsize)
     if native:
         return out.reshape(qt.shape)
@@ -149,6 +149,30 @@ def gemv_inputs(qt: QTensor, x: Any) -> tuple[int, int, int, str]:
     return n_out, k, xshape[0], x_dtype(x)
 
 
+def prepare_gemv(qt: QTensor, x: Any, backend: str | None = None, device: int | str | None = None,
+                 fast_decode: bool = True):  # fmt: skip
+    """(device, kernel source, compiled kernel, (N, K, M)) of the float-path GEMV of qt and x:
+    what gemv and bench reuse."""
+    from .backends import open_device
+
+    n_out, k, m, dtype = gemv_inputs(qt, x)
+    dev = open_device(backend, device)
+    ks = render("gemv", qt.format, dev.backend, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                scale_mode=qt.scale_mode, caps=dev.caps, mmax=1 if m == 1 else MAX_M,
+                **({} if fast_decode else {"fast_decode": False}))  # fmt: skip
+    ept = ks.param("ept")
+    if k % ept:
+        raise QKGenValueError(f"x.shape: K={k} must be a multiple of {ept} for {qt.describe()}")
+    return dev, ks, dev.compile(ks), (n_out, k, m)
+
+
+def launch_gemv(dev, ks: KernelSource, qt: QTensor, x: Any, y_buf, shape: tuple[int, int, int]) -> tuple[list, int, int]:
+    """Argument list and launch geometry (global, local) of a gemv kernel; shape is (N, K, M)."""
+    n_out, k, m = shape
+    args = _arg_values(dev, ks, {**qt.arrays(), "x": x}, {"y": y_buf}, _scalars(qt, N=n_out, K=k, M=m))
+    return args, -(-n_out // ks.per_item) * ks.wg, ks.wg
+
+
 def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: int | str | None = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
@@ -163,23 +187,12 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
         from .int8dot import gemv_int8dot
 
         return gemv_int8dot(qt, x, backend=backend, device=device)
-    from .backends import open_device
-
-    n_out, k, m, dtype = gemv_inputs(qt, x)
-    dev = open_device(backend, device)
-    ks = render("gemv", qt.format, dev.backend, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                scale_mode=qt.scale_mode, caps=dev.caps, mmax=1 if m == 1 else MAX_M,
-                **({} if fast_decode else {"fast_decode": False}))  # fmt: skip
-    ept = ks.param("ept")
-    if k % ept:
-        raise QKGenValueError(f"x.shape: K={k} must be a multiple of {ept} for {qt.describe()}")
-    kernel = dev.compile(ks)
+    dev, ks, kernel, shape = prepare_gemv(qt, x, backend, device, fast_decode)
+    n_out, _, m = shape
     native = dev.is_native(x)
-    y_buf, y = dev.empty(m * n_out, dtype, like=x if native else None, poison=POISON_OUTPUTS)
-    inputs = {**qt.arrays(), "x": x}
-    args = _arg_values(dev, ks, inputs, {"y": y_buf}, _scalars(qt, N=n_out, K=k, M=m))
-    groups = -(-n_out // ks.per_item)
-    dev.launch(kernel, args, groups * ks.wg, ks.wg)
+    y_buf, y = dev.empty(m * n_out, ks.param("dtype"), like=x if native else None, poison=POISON_OUTPUTS)
+    args, gsize, lsize = launch_gemv(dev, ks, qt, x, y_buf, shape)
+    dev.launch(kernel, args, gsize, lsize)
     if native:
         return y.reshape(m, n_out)
-    return dev.download(y, dtype, m * n_out).reshape(m, n_out)
+    return dev.download(y, ks.param("dtype"), m * n_out).reshape(m, n_out)

@@ -483,7 +483,7 @@ class DequantizeBench(BenchOp):
         def qkgen_set() -> TimedSet:
             out_buf, out = dev.empty(qt.n, spec.dtype)
             # numpy inputs: launch_dequantize uploads fresh device buffers, i.e. a new set
-            args, gsize, lsize = api.launch_dequantize(dev, ks, kernel, qt, out_buf)
+            args, gsize, lsize = api.launch_dequantize(dev, ks, qt, out_buf)
             return TimedSet(
                 run=lambda: dev.time_ms(kernel, args, gsize, lsize),
                 output=lambda: _to_f32(np.asarray(dev.download(out, spec.dtype, qt.n)), spec.dtype),
@@ -656,26 +656,22 @@ class GemvBench(BenchOp):
         check = gemv_checker(x, w, dtype)
         mmax = 1 if m == 1 else api.MAX_M
         render = _render_module().render
-        scalars = api._scalars(qt, N=n_out, K=k, M=m)
-
-        # qkgen, float path: what api.gemv renders and binds, with pre-made buffers per set
+        # the render() keywords of the float-path kernel, for timing its compile in a fresh process
         rkw = spec.render_kwargs(qt) | {"mmax": mmax}
         op_, fmt_ = rkw.pop("op"), rkw.pop("format")
-        ks = render(op_, fmt_, dev.backend, caps=dev.caps, **rkw)
-        if k % ks.param("ept"):
-            raise QKGenValueError(f"--shapes: K = {k} must be a multiple of {ks.param('ept')} for "
-                                  f"{qt.describe()}")  # fmt: skip
-        kernel = dev.compile(ks)
-        gsize = -(-n_out // ks.per_item) * ks.wg
+        try:
+            _, ks, kernel, shape = api.prepare_gemv(qt, x, dev.backend, ctx.args.device)
+        except QKGenValueError as e:
+            raise QKGenValueError(f"--shapes: {e}") from None
 
         def y_output(y) -> Callable[[], np.ndarray]:
             return lambda: _to_f32(np.asarray(dev.download(y, dtype, m * n_out)), dtype)
 
         def float_set() -> TimedSet:
             y_buf, y = dev.empty(m * n_out, dtype)
-            # numpy inputs: _arg_values uploads fresh device buffers (W, statistics, x), i.e. a new set
-            args = api._arg_values(dev, ks, {**qt.arrays(), "x": x}, {"y": y_buf}, scalars)
-            return TimedSet(run=lambda: dev.time_ms(kernel, args, gsize, ks.wg), output=y_output(y),
+            # numpy inputs: launch_gemv uploads fresh device buffers (W, statistics, x), i.e. a new set
+            args, gsize, lsize = api.launch_gemv(dev, ks, qt, x, y_buf, shape)
+            return TimedSet(run=lambda: dev.time_ms(kernel, args, gsize, lsize), output=y_output(y),
                             keep=(args, y_buf, y))  # fmt: skip
 
         impls = [Impl("qkgen", float_set, kernel=ks.name, path="float", check=check)]

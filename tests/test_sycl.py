@@ -84,7 +84,7 @@ def test_event_timing(dev, rng):
     qt = check.sample(F.get("q4_0"), rng)
     _, ks, kernel = api.prepare_dequantize(qt, "f32", backend="sycl", device=DEVICE)
     out_buf, _ = dev.empty(qt.n, "f32")
-    args, gsize, lsize = api.launch_dequantize(dev, ks, kernel, qt, out_buf)
+    args, gsize, lsize = api.launch_dequantize(dev, ks, qt, out_buf)
     assert dev.time_ms(kernel, args, gsize, lsize) > 0
 
 

@@ -136,7 +136,7 @@ def test_time_ms(cuda_device):
     qt = sample("q4_0", (1024, 4096))
     dev, ks, kernel = api.prepare_dequantize(qt, "f16", backend="cuda", device=0)
     out_buf, _ = dev.empty(qt.n, "f16")
-    args, gsize, lsize = api.launch_dequantize(dev, ks, kernel, qt, out_buf)
+    args, gsize, lsize = api.launch_dequantize(dev, ks, qt, out_buf)
     ms = dev.time_ms(kernel, args, gsize, lsize)
     assert 0.0 < ms < 1000.0
 

@@ -31,7 +31,7 @@ extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>)) void
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 34u;
     const uint eb = e0 % 32u;
     const float s = (float)(*(const sycl::half*)(bp + 0));
-        const uchar* cp = bp + 2 + eb / 1u;
+    const uchar* cp = bp + 2 + eb / 1u;
     uint w[4];
     w[0] = (uint)((const ushort*)(cp))[0] | ((uint)((const ushort*)(cp))[1] << 16);
     w[1] = (uint)((const ushort*)(cp))[2] | ((uint)((const ushort*)(cp))[3] << 16);
@@ -39,7 +39,6 @@ extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>)) void
     w[3] = (uint)((const ushort*)(cp))[6] | ((uint)((const ushort*)(cp))[7] << 16);
     for (uint i = 0; i < 16u; ++i) {
         uint q = ((w[((i) / 1u) / 4u] >> (8u * (((i) / 1u) % 4u) + 0u)) & 255u);
-        
         v[i] = ((float)((int)(q ^ 128u) - 128) * s);
     }
     ((sycl::vec<float, 4>*)(out))[(e0 + 0) / 4] = sycl::vec<float, 4>(v[0], v[1], v[2], v[3]);

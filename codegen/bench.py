@@ -655,7 +655,6 @@ class GemvBench(BenchOp):
         w = ctx.derived(spec, "dequantized", dequantize)  # f32 [N, K], the values every impl multiplies
         check = gemv_checker(x, w, dtype)
         mmax = 1 if m == 1 else api.MAX_M
-        render = _render_module().render
         # the render() keywords of the float-path kernel, for timing its compile in a fresh process
         rkw = spec.render_kwargs(qt) | {"mmax": mmax}
         op_, fmt_ = rkw.pop("op"), rkw.pop("format")
@@ -679,24 +678,21 @@ class GemvBench(BenchOp):
 
         # qkgen, int8dot path: quantize_q8_1 (x -> q8_1 blocks) then gemv_int8dot, as int8dot.gemv_int8dot
         if qt.format.name in int8dot_formats() and k % F.get(_render_module().INT8DOT_ACT).block == 0:
+            from . import int8dot
+
             act = F.get(_render_module().INT8DOT_ACT)
-            ksq = render("quantize_q8_1", act, dev.backend, dtype=dtype, caps=dev.caps)
-            ksg = render("gemv_int8dot", qt.format, dev.backend, dtype=dtype, caps=dev.caps, mmax=mmax)
-            kq, kg = dev.compile(ksq), dev.compile(ksg)
-            nblocks = m * k // act.block
+            ksq, kq, nblocks = int8dot.prepare_quantize(dev, m, k, dtype)
+            ksg, kg = int8dot.prepare_gemv_int8dot(dev, qt, m, dtype)
             xq_bytes = nblocks * act.block_bytes
-            gq = -(-nblocks // ksq.wg) * ksq.wg
-            gg = -(-n_out // ksg.per_item) * ksg.wg
 
             def int8dot_set() -> TimedSet:
                 xq_buf, xq = dev.empty(xq_bytes // 2, "f16")  # q8_1 blocks in 2-byte elements, like int8dot
                 y_buf, y = dev.empty(m * n_out, dtype)
-                qargs = api._arg_values(dev, ksq, {"x": x}, {"xq": xq_buf}, {"nblocks": nblocks})
-                gargs = api._arg_values(dev, ksg, qt.arrays(), {"y": y_buf, "xq": xq_buf},
-                                        {"N": n_out, "K": k, "M": m})  # fmt: skip
+                qargs, gq, lq = int8dot.launch_quantize(dev, ksq, x, xq_buf, nblocks)
+                gargs, gg, lg = int8dot.launch_gemv_int8dot(dev, ksg, qt, xq_buf, y_buf, shape)
 
                 def run() -> float:
-                    return dev.time_ms(kq, qargs, gq, ksq.wg) + dev.time_ms(kg, gargs, gg, ksg.wg)
+                    return dev.time_ms(kq, qargs, gq, lq) + dev.time_ms(kg, gargs, gg, lg)
 
                 return TimedSet(run=run, output=y_output(y), keep=(qargs, gargs, xq_buf, xq, y_buf, y))
 

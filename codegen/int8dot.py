@@ -28,17 +28,38 @@ def _check_k(k: int, what: str) -> None:
         raise QKGenValueError(f"x.shape: K={k} must be a multiple of {block} for {what}")
 
 
+def prepare_quantize(dev, m: int, k: int, dtype: str) -> tuple[Any, Any, int]:
+    """(kernel source, compiled kernel, q8_1 blocks) of quantizing x [m, k] in dtype on dev."""
+    ks = render("quantize_q8_1", _act(), dev.backend, dtype=dtype, caps=dev.caps)
+    return ks, dev.compile(ks), m * k // _act().block
+
+
+def launch_quantize(dev, ks, x: Any, xq_buf, nblocks: int) -> tuple[list, int, int]:
+    """Argument list and launch geometry of the q8_1 quantizer writing xq_buf."""
+    args = api._arg_values(dev, ks, {"x": x}, {"xq": xq_buf}, {"nblocks": nblocks})
+    return args, -(-nblocks // ks.wg) * ks.wg, ks.wg
+
+
+def prepare_gemv_int8dot(dev, qt: QTensor, m: int, dtype: str) -> tuple[Any, Any]:
+    """(kernel source, compiled kernel) of the int8dot GEMV of weight qt for M = m."""
+    ks = render("gemv_int8dot", qt.format, dev.backend, dtype=dtype, caps=dev.caps, mmax=1 if m == 1 else api.MAX_M)
+    return ks, dev.compile(ks)
+
+
+def launch_gemv_int8dot(dev, ks, qt: QTensor, xq_buf, y_buf, shape: tuple[int, int, int]) -> tuple[list, int, int]:
+    """Argument list and launch geometry of the int8dot GEMV; shape is (N, K, M)."""
+    n_out, k, m = shape
+    args = api._arg_values(dev, ks, qt.arrays(), {"y": y_buf, "xq": xq_buf}, {"N": n_out, "K": k, "M": m})
+    return args, -(-n_out // ks.per_item) * ks.wg, ks.wg
+
+
 def _quantize_launch(dev, x: Any, m: int, k: int, dtype: str, like: Any) -> tuple[Any, Any, int]:
     """Quantize x [m, k] to q8_1 on dev: (launch argument, array, bytes) of the q8_1 blocks."""
-    act = _act()
-    nblocks = m * k // act.block
-    nbytes = nblocks * act.block_bytes
-    ks = render("quantize_q8_1", act, dev.backend, dtype=dtype, caps=dev.caps)
-    kernel = dev.compile(ks)
+    ks, kernel, nblocks = prepare_quantize(dev, m, k, dtype)
+    nbytes = nblocks * _act().block_bytes
     # The blocks live in a buffer of 2-byte elements: every backend allocates f16 (36-byte blocks).
     xq_buf, xq = dev.empty(nbytes // 2, "f16", like=like, poison=api.POISON_OUTPUTS)
-    args = api._arg_values(dev, ks, {"x": x}, {"xq": xq_buf}, {"nblocks": nblocks})
-    dev.launch(kernel, args, -(-nblocks // ks.wg) * ks.wg, ks.wg)
+    dev.launch(kernel, *launch_quantize(dev, ks, x, xq_buf, nblocks))
     return xq_buf, xq, nbytes
 
 
@@ -94,13 +115,9 @@ def gemv_int8dot(qt: QTensor, x: Any, backend: str | None = None, device: int | 
     native = dev.is_native(x)
     like = x if native else None
     xq_buf, _xq, _ = _quantize_launch(dev, x, m, k, dtype, like)
-    mmax = 1 if m == 1 else api.MAX_M
-    ks = render("gemv_int8dot", qt.format, dev.backend, dtype=dtype, caps=dev.caps, mmax=mmax)
-    kernel = dev.compile(ks)
+    ks, kernel = prepare_gemv_int8dot(dev, qt, m, dtype)
     y_buf, y = dev.empty(m * n_out, dtype, like=like, poison=api.POISON_OUTPUTS)
-    args = api._arg_values(dev, ks, qt.arrays(), {"y": y_buf, "xq": xq_buf}, {"N": n_out, "K": k, "M": m})
-    groups = -(-n_out // ks.per_item)
-    dev.launch(kernel, args, groups * ks.wg, ks.wg)
+    dev.launch(kernel, *launch_gemv_int8dot(dev, ks, qt, xq_buf, y_buf, (n_out, k, m)))
     if native:
         return y.reshape(m, n_out)
     return dev.download(y, dtype, m * n_out).reshape(m, n_out)

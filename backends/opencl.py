@@ -84,16 +84,16 @@ class OpenCLBackend(Backend):
             # GPUs first; among CPUs, vendor runtimes before pocl (fp16 and sub-groups).
             found.sort(key=lambda pd: (_KIND_ORDER[_kind(pd[1])], "Portable" in pd[0].name))
             self._raw = [d for _, d in found]
-            self._devices = [
-                DeviceInfo(
-                    backend=self.name, index=i, name=d.name.strip(), kind=_kind(d), platform=p.name.strip(),
-                    caps=_caps(d),
-                    details={"OpenCL C": _caps(d)["opencl_c"], "memory": f"{d.global_mem_size / 2**30:.1f} GiB",
-                             "driver": d.driver_version},
-                )  # fmt: skip
-                for i, (p, d) in enumerate(found)
-            ]
+            self._devices = [self._info(i, p, d) for i, (p, d) in enumerate(found)]
         return self._devices
+
+    def _info(self, index: int, platform, dev) -> DeviceInfo:
+        caps = _caps(dev)
+        return DeviceInfo(
+            backend=self.name, index=index, name=dev.name.strip(), kind=_kind(dev), platform=platform.name.strip(),
+            caps=caps, details={"OpenCL C": caps["opencl_c"], "memory": f"{dev.global_mem_size / 2**30:.1f} GiB",
+                                "driver": dev.driver_version},
+        )  # fmt: skip
 
     def _open(self, info: DeviceInfo) -> OpenCLDevice:
         return OpenCLDevice(info, self._raw[info.index])

@@ -77,24 +77,40 @@ def _check_dequantize(v: dict, fmt: F.Format, rng, backend, device) -> tuple[boo
     return compare(np.asarray(out), reference.dequantize(qt), v["dtype"])
 
 
-def _check_gemv(v: dict, fmt: F.Format, rng, backend, device) -> tuple[bool, float]:
-    """y = x @ W.T with M = 3 against the float64 product: within the worst-case f32
-    accumulation bound plus half an ulp of the output dtype."""
+OUT_EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the output dtype, relative
+
+
+def gemv_sample(fmt: F.Format, rng: np.random.Generator, v: dict, rows: int = GEMV_ROWS):
+    """A random weight [rows, K] for a gemv variant, K of GEMV_CHUNKS chunks (whole blocks)."""
     from .render import render
 
     kw = {"blocksize": v.get("blocksize"), "nested": v.get("nested", False), "scale_mode": v.get("scale_mode")}
     ept = render("gemv", fmt.name, "opencl", **kw).param("ept")
     k = GEMV_CHUNKS * max(ept, fmt.block if fmt.inline else 1)
-    qt = sample(fmt, rng, kw["nested"], kw["scale_mode"], kw["blocksize"], shape=(GEMV_ROWS, k))
-    x = rng.standard_normal((3, k)).astype(np.float32)
-    x = reference.round_to(x, v["dtype"]) if v["dtype"] != "f32" else x
-    y = host_f32(np.asarray(api.gemv(qt, x, backend=backend, device=device)), v["dtype"]).astype(np.float64)
-    xf = host_f32(x, v["dtype"]).astype(np.float64)
+    return sample(fmt, rng, kw["nested"], kw["scale_mode"], kw["blocksize"], shape=(rows, k))
+
+
+def gemv_x(rng: np.random.Generator, m: int, k: int, dtype: str) -> np.ndarray:
+    """Random activations [m, k] as the host passes them (f16 as float16, bf16 as uint16 bits)."""
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    return reference.round_to(x, dtype) if dtype != "f32" else x
+
+
+def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight: the
+    worst-case f32 accumulation bound plus half an ulp of the output dtype."""
+    xf = host_f32(x, dtype).astype(np.float64)
     w = reference.dequantize(qt).astype(np.float64)
     ref = xf @ w.T
-    eps_out = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}[v["dtype"]]
-    bound = 2 * k * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + eps_out * np.abs(ref)
-    err = np.abs(y - ref)
+    bound = 2 * w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + OUT_EPS[dtype] * np.abs(ref)
+    return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
+
+
+def _check_gemv(v: dict, fmt: F.Format, rng, backend, device) -> tuple[bool, float]:
+    """y = x @ W.T with M = 3, within gemv_error's bound."""
+    qt = gemv_sample(fmt, rng, v)
+    x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
+    err, bound = gemv_error(api.gemv(qt, x, backend=backend, device=device), x, qt, v["dtype"])
     return bool(np.all(err <= bound)), float(err.max())
 
 

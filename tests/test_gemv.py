@@ -19,40 +19,21 @@ from qkgen.render import render
 opencl = get("opencl")
 pytestmark = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
 DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
-EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}
-N_ROWS = 67
+N_ROWS = check.GEMV_ROWS
 
 
 def x_host(rng, m: int, k: int, dtype: str) -> np.ndarray:
-    x = rng.standard_normal((m, k)).astype(np.float32)
-    if dtype == "f16":
-        return x.astype(np.float16)
-    if dtype == "bf16":
-        return reference.round_to(x, "bf16")  # bf16 bit patterns (uint16)
-    return x
-
-
-def x_f64(x: np.ndarray, dtype: str) -> np.ndarray:
-    return (reference.bf16_to_f32(x) if dtype == "bf16" else x).astype(np.float64)
+    return check.gemv_x(rng, m, k, dtype)
 
 
 def weight(v: dict, rng) -> qkgen.QTensor:
-    fmt = F.get(v["format"])
-    ept = render("gemv", fmt.name, "opencl", blocksize=v.get("blocksize"), nested=v.get("nested", False),
-                 scale_mode=v.get("scale_mode")).param("ept")  # fmt: skip
-    k = 3 * max(ept, fmt.block if fmt.inline else 1)
-    return check.sample(fmt, rng, v.get("nested", False), v.get("scale_mode"), v.get("blocksize"), shape=(N_ROWS, k))
+    return check.gemv_sample(F.get(v["format"]), rng, v)
 
 
 def assert_close(y, x, qt, dtype):
-    w = reference.dequantize(qt).astype(np.float64)
-    xf = x_f64(x, dtype)
-    ref = xf @ w.T
-    got = reference.bf16_to_f32(np.asarray(y)) if dtype == "bf16" else np.asarray(y, dtype=np.float64)
-    k = w.shape[1]
-    bound = k * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) * 2 + EPS[dtype] * np.abs(ref) + 1e-30
-    bad = np.abs(got - ref) > bound
-    assert not bad.any(), f"{bad.sum()} of {bad.size} outside the bound; worst {np.max(np.abs(got - ref) - bound)}"
+    err, bound = check.gemv_error(y, x, qt, dtype)
+    bad = err > bound
+    assert not bad.any(), f"{bad.sum()} of {bad.size} outside the bound; worst {np.max(err - bound)}"
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,0 +1,212 @@
+"""Baselines beside qkgen: bitsandbytes (dequantize_4bit / dequantize_blockwise, matmul_4bit,
+gemv_4bit) and the dense torch product, on torch's CUDA device, timed with CUDA events.
+
+Every set is fresh device copies of the same host data qkgen's rows use, so each row moves the
+same bytes; outputs come back as host float32 for the harness's comparison and checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from qkgen.errors import QKGenValueError
+
+from . import qkgen_impl
+from .cases import Context, Impl, TimedSet
+from .byte_counts import dense_gemv_bytes
+
+BNB_FAMILIES = ("bnb4", "bnb8")  # formats bitsandbytes has kernels for
+NESTED_NOTE = "nested: bnb dequantizes absmax in a separate kernel first"
+
+
+def find_torch(dev, no_bnb: bool, notes: list[str]) -> tuple[Any, Any, Any]:
+    """(torch, its device, bitsandbytes.functional) for the CUDA device dev; None where unusable,
+    with the reason appended to notes."""
+    try:
+        import torch
+    except ImportError:
+        notes.append("torch is not installed: no bitsandbytes or dense torch rows")
+        return None, None, None
+    if not torch.cuda.is_available():
+        notes.append("torch has no CUDA device: no bitsandbytes or dense torch rows")
+        return None, None, None
+    idx = dev.info.index
+    if idx >= torch.cuda.device_count():
+        notes.append(f"torch sees {torch.cuda.device_count()} CUDA device(s), not index {idx}")
+        return None, None, None
+    tname = torch.cuda.get_device_name(idx)
+    if tname.strip() != dev.info.name.strip():
+        notes.append(f"torch's cuda:{idx} is {tname!r}, qkgen's device is {dev.info.name!r}")
+    torch.cuda.set_device(idx)
+    bnbf = None
+    if not no_bnb:
+        try:
+            import bitsandbytes.functional as bnbf
+        except Exception as e:  # bnb prints and raises all sorts on a broken install
+            notes.append(f"bitsandbytes unusable: {type(e).__name__}: {e}")
+    return torch, torch.device("cuda", idx), bnbf
+
+
+def torch_dtype(torch, dtype: str):
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[dtype]
+
+
+def torch_event_timer(torch, fn: Callable[[], Any]) -> Callable[[], float]:
+    """run() -> milliseconds of one fn() call between two CUDA events."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def run() -> float:
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return float(start.elapsed_time(end))
+
+    return run
+
+
+def _bnb_state(bnbf, torch, qt, dtype: str, device):
+    """bitsandbytes' QuantState for qt on `device`, output dtype `dtype` (fresh tensors)."""
+    QuantState = bnbf.QuantState
+    fmt = qt.format
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(device, copy=True)  # noqa: E731
+    kw: dict[str, Any] = dict(code=torch.tensor(fmt.table, dtype=torch.float32, device=device),
+                              blocksize=qt.blocksize, dtype=torch_dtype(torch, dtype))  # fmt: skip
+    if fmt.family == "bnb4":
+        kw.update(shape=torch.Size(qt.shape), quant_type=fmt.name)
+    if qt.nested:
+        code2 = torch.tensor(fmt.nested_table, dtype=torch.float32, device=device)
+        state2 = QuantState(absmax=t(qt.absmax2), blocksize=fmt.nested_block, dtype=torch.float32, code=code2)
+        kw.update(absmax=t(qt.absmax_q), state2=state2,
+                  offset=torch.tensor(qt.offset, dtype=torch.float32, device=device))  # fmt: skip
+    else:
+        kw.update(absmax=t(qt.absmax))
+    return QuantState(**kw)
+
+
+def bnb_dequantize_fn(bnbf, torch, qt, dtype: str, device) -> tuple[Callable[[], Any], Any]:
+    """(call, keep-alive) running bitsandbytes' dequantize of qt's data on `device`: bnb4 through
+    dequantize_4bit, blockwise8 through dequantize_blockwise, into a preallocated output where the
+    device has bnb's `out=` kernel. call() returns the output tensor."""
+    fam = qt.format.family
+    if fam not in BNB_FAMILIES:
+        raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes kernel")
+    state = _bnb_state(bnbf, torch, qt, dtype, device)
+    packed = torch.from_numpy(np.ascontiguousarray(qt.data)).to(device, copy=True)
+    packed = packed.reshape(-1, 1) if fam == "bnb4" else packed.reshape(qt.shape)
+    fn = bnbf.dequantize_4bit if fam == "bnb4" else bnbf.dequantize_blockwise
+    out = torch.empty(qt.shape, dtype=state.dtype, device=device)
+    mode = {"out": True}
+
+    def call():
+        if mode["out"]:
+            try:
+                return fn(packed, state, out=out)
+            except NotImplementedError:  # e.g. bnb's CPU backend has no `.out` kernel
+                mode["out"] = False
+        return fn(packed, state)
+
+    return call, (state, packed, out)
+
+
+def bnb_gemv_fn(bnb, bnbf, torch, qt, x_host: np.ndarray, dtype: str, device,
+                fn: str = "matmul_4bit") -> tuple[Callable[[], Any], Any]:  # fmt: skip
+    """(call, keep-alive) running bitsandbytes' 4-bit product y = x @ W.T on `device` from fresh
+    device copies of qt (packed [(N*K+1)//2, 1] codes and its QuantState) and x [M, K]:
+
+      fn "matmul_4bit": bitsandbytes.matmul_4bit(x, W.t(), quant_state=state), the public call
+        (bnb 0.50: torch.ops.bitsandbytes.gemm_4bit, which for M <= 4 runs the fused cgemm_4bit
+        kernel, nested absmax decoded inside it);
+      fn "gemv_4bit": bitsandbytes.functional.gemv_4bit(x, W, state=state), the M = 1 kernel
+        (cgemm_4bit_inference_naive; nested absmax first dequantized by a separate kernel).
+
+    call() returns y [M, N] in x's dtype."""
+    if qt.format.family != "bnb4":
+        raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes 4-bit product")
+    state = _bnb_state(bnbf, torch, qt, dtype, device)
+    packed = torch.from_numpy(np.ascontiguousarray(qt.data)).to(device, copy=True).reshape(-1, 1)
+    x = torch.from_numpy(qkgen_impl.to_f32(x_host, dtype)).to(device=device, dtype=torch_dtype(torch, dtype))
+    if fn == "matmul_4bit":
+        call = lambda: bnb.matmul_4bit(x, packed.t(), quant_state=state)  # noqa: E731
+    elif fn == "gemv_4bit":
+        if x.shape[0] != 1:
+            raise QKGenValueError(f"gemv_4bit: M = {x.shape[0]}; it computes one row (M = 1)")
+        call = lambda: bnbf.gemv_4bit(x, packed, state=state)  # noqa: E731
+    else:
+        raise QKGenValueError(f"fn: {fn!r}; allowed: matmul_4bit, gemv_4bit")
+    return call, (state, packed, x)
+
+
+def _torch_set(torch, call: Callable[[], Any], keep: Any) -> TimedSet:
+    """A set whose run() times call() with CUDA events and whose output is its last result."""
+    box: dict[str, Any] = {}
+
+    def fn():
+        box["out"] = call()
+
+    return TimedSet(run=torch_event_timer(torch, fn), keep=keep,
+                    output=lambda: box["out"].float().reshape(-1).cpu().numpy())  # fmt: skip
+
+
+def dequantize_impls(ctx: Context, qt, dtype: str) -> list[Impl]:
+    """The bitsandbytes dequantize row for qt, where bnb is usable and has a kernel for its format."""
+    fam = qt.format.family
+    if ctx.bnb is None or fam not in BNB_FAMILIES:
+        return []
+    torch, bnbf, tdev = ctx.torch, ctx.bnb, ctx.torch_device
+    fname = "dequantize_4bit" if fam == "bnb4" else "dequantize_blockwise"
+
+    def bnb_set() -> TimedSet:
+        return _torch_set(torch, *bnb_dequantize_fn(bnbf, torch, qt, dtype, tdev))
+
+    note = NESTED_NOTE if qt.nested else ""
+    return [Impl("bnb", bnb_set, kernel=f"bitsandbytes.functional.{fname}", note=note)]
+
+
+def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
+               check: Callable[[np.ndarray], float]) -> list[Impl]:  # fmt: skip
+    """Rows beside qkgen's GEMV on CUDA with torch: bitsandbytes' 4-bit product for nf4/fp4 ("bnb":
+    matmul_4bit; "bnb gemv_4bit": functional.gemv_4bit, M = 1) and the dense product
+    torch.matmul(x, Wd.t()) with Wd = w, the dequantized W, in the case dtype ("torch")."""
+    torch, tdev = ctx.torch, ctx.torch_device
+    m, (n_out, k) = x.shape[0], qt.shape
+    impls: list[Impl] = []
+    if ctx.dev.backend != "cuda":
+        ctx.note_once("bitsandbytes and dense torch rows run on the CUDA backend only")
+    if ctx.bnb is not None and qt.format.family == "bnb4":
+        import bitsandbytes as bnb
+
+        for fn, impl_name in (("matmul_4bit", "bnb"), ("gemv_4bit", "bnb gemv_4bit")):
+            if fn == "gemv_4bit" and m != 1:
+                continue
+
+            def bnb_set(fn=fn) -> TimedSet:
+                return _torch_set(torch, *bnb_gemv_fn(bnb, ctx.bnb, torch, qt, x, dtype, tdev, fn=fn))
+
+            if fn == "matmul_4bit":
+                kname, note = "bitsandbytes.matmul_4bit(x, W.t(), quant_state=state)", ""
+            else:
+                kname = "bitsandbytes.functional.gemv_4bit(x, W, state=state)"
+                note = NESTED_NOTE if qt.nested else ""
+            impls.append(Impl(impl_name, bnb_set, kernel=kname, note=note, check=check))
+    if torch is not None:
+        dbytes, dformula = dense_gemv_bytes(n_out, k, m, dtype)
+        tdt = torch_dtype(torch, dtype)
+        base: dict[str, Any] = {}
+
+        def torch_set() -> TimedSet:
+            if "w" not in base:  # one upload per case, then device-to-device clones per set
+                base["w"] = torch.from_numpy(w).to(device=tdev, dtype=tdt)
+                base["x"] = torch.from_numpy(qkgen_impl.to_f32(x, dtype)).to(device=tdev, dtype=tdt)
+            wd, xt = base["w"].clone(), base["x"].clone()
+            y = torch.empty((m, n_out), dtype=tdt, device=tdev)
+            run = torch_event_timer(torch, lambda: torch.matmul(xt, wd.t(), out=y))
+            return TimedSet(run=run, output=lambda: y.float().reshape(-1).cpu().numpy(), keep=(wd, xt, y))
+
+        impls.append(Impl("torch", torch_set, kernel=f"torch.matmul(x, Wd.t()) dense {dtype}",
+                          note=f"Wd: the dequantized W, dense {dtype}", bytes=dbytes, formula=dformula,
+                          check=check))  # fmt: skip
+    return impls

@@ -1,0 +1,182 @@
+"""`qkgen bench` options: the argument parser, its validation, and the selection it names
+(shapes, formats with their statistics layout, dtypes)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from qkgen.dtypes import FLOAT_DTYPES, float_dtype
+from qkgen.errors import QKGenValueError
+
+from . import qkgen_impl
+from .cases import CASES, DEFAULT_DTYPES
+from .harness import L2_DEFAULT_MB
+
+BNB4_BLOCKSIZE, BNB8_BLOCKSIZE, INT_GROUP = 64, 256, 64
+
+
+def parse_shapes(text: str) -> list[tuple[int, ...]]:
+    shapes = []
+    for tok in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            shape = tuple(int(s) for s in tok.lower().split("x"))
+        except ValueError:
+            shape = ()
+        if not shape or any(s <= 0 for s in shape):
+            raise QKGenValueError(f"--shapes: {tok!r}; allowed: sizes like 4096x4096, comma-separated")
+        shapes.append(shape)
+    if not shapes:
+        raise QKGenValueError("--shapes: empty; allowed: e.g. 4096x4096,1024x1024")
+    return shapes
+
+
+@dataclass(frozen=True)
+class FormatSel:
+    """One format and statistics layout: what quantize() and render() are told."""
+
+    name: str
+    nested: bool = False
+    blocksize: int | None = None  # bnb blocksize, int group size (group mode only)
+    scale_mode: str | None = None
+
+    @property
+    def fmt(self):
+        return qkgen_impl.format_row(self.name)
+
+    @property
+    def label(self) -> str:
+        fam = self.fmt.family
+        if fam in ("bnb4", "bnb8"):
+            return ("nested " if self.nested else "") + f"bs{self.blocksize}"
+        if fam == "int":
+            return self.scale_mode + (f" g{self.blocksize}" if self.scale_mode == "group" else "")
+        return "-"
+
+    def quantize_kwargs(self) -> dict:
+        fam = self.fmt.family
+        if fam in ("bnb4", "bnb8"):
+            return {"blocksize": self.blocksize, "nested": self.nested}
+        if fam == "int":
+            return {"scale_mode": self.scale_mode, "group_size": self.blocksize}
+        return {}
+
+
+def parse_formats(text: str) -> list[FormatSel]:
+    """NAME[:VARIANT][@SIZE], comma-separated. VARIANT: nested|plain for nf4/fp4 (default nested),
+    tensor|row|group for int formats (default row); SIZE: bnb blocksize or int group size."""
+    out: list[FormatSel] = []
+    for tok in filter(None, (t.strip() for t in text.split(","))):
+        body, _, size_s = tok.partition("@")
+        name, _, var = body.partition(":")
+        fmt = qkgen_impl.format_row(name)  # FormatError (a ValueError) lists the names
+        size = None
+        if size_s:
+            if not size_s.isdigit():
+                raise QKGenValueError(f"--formats: {tok!r}: size {size_s!r} is not an integer")
+            size = qkgen_impl.check_blocksize(fmt, int(size_s))
+        if fmt.family == "bnb4":
+            if var not in ("", "nested", "plain"):
+                raise QKGenValueError(f"--formats: {tok!r}; allowed variants for {name}: nested, plain")
+            out.append(FormatSel(name, nested=var != "plain", blocksize=size or BNB4_BLOCKSIZE))
+        elif fmt.family == "bnb8":
+            if var not in ("", "plain"):
+                raise QKGenValueError(f"--formats: {tok!r}; {name} has no variants")
+            out.append(FormatSel(name, blocksize=size or BNB8_BLOCKSIZE))
+        elif fmt.family == "int":
+            mode = var or "row"
+            if mode not in fmt.scale_modes:
+                raise QKGenValueError(f"--formats: {tok!r}; allowed variants for {name}: "
+                                      f"{', '.join(fmt.scale_modes)}")  # fmt: skip
+            if size and mode != "group":
+                raise QKGenValueError(f"--formats: {tok!r}; a group size needs the group variant")
+            group = (size or INT_GROUP) if mode == "group" else None
+            out.append(FormatSel(name, scale_mode=mode, blocksize=group))
+        else:
+            if var or size:
+                raise QKGenValueError(f"--formats: {tok!r}; {name} has no variants or sizes")
+            out.append(FormatSel(name))
+    if not out:
+        raise QKGenValueError("--formats: empty")
+    return out
+
+
+def parse_dtypes(text: str) -> list[str]:
+    out = [float_dtype(t.strip(), "--dtypes") for t in text.split(",") if t.strip()]
+    if not out:
+        raise QKGenValueError(f"--dtypes: empty; allowed: {', '.join(FLOAT_DTYPES)}")
+    return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    ops = sorted(CASES)
+    max_m = qkgen_impl.max_m()
+    p.add_argument("--backend", "-b", choices=("cuda", "opencl", "sycl"),
+                   help="default: $QKGEN_BACKEND or the first available")  # fmt: skip
+    p.add_argument("--device", "-d", help="device index or name substring")
+    p.add_argument("--op", default="dequantize", choices=ops, help="op (default dequantize)")
+    p.add_argument("--shapes", help="comma-separated RxC sizes (gemv: NxK, y = x @ W.T with W [N, K]); "
+                                    "default: " + "; ".join(f"{o} {CASES[o].default_shapes}" for o in ops))
+    p.add_argument("--formats",
+                   help="comma-separated NAME[:VARIANT][@SIZE]; VARIANT nested|plain (nf4/fp4, default "
+                        "nested), tensor|row|group (int formats, default row); SIZE a bnb blocksize (default "
+                        f"{BNB4_BLOCKSIZE}, blockwise8 {BNB8_BLOCKSIZE}) or int group size (default "
+                        f"{INT_GROUP}). Default: "
+                        + "; ".join(f"{o} {CASES[o].default_formats}" for o in ops))
+    p.add_argument("--m", type=int, default=1, help=f"gemv: rows of x, 1..{max_m} (1)")
+    p.add_argument("--dtypes", default=DEFAULT_DTYPES, help=f"output dtypes (default {DEFAULT_DTYPES})")
+    p.add_argument("--iters", type=int, default=50, help="timed launches per row, median reported (50)")
+    p.add_argument("--warmup", type=int, default=5, help="warm-up launches after every set ran once (5)")
+    p.add_argument("--l2-mb", type=float, default=L2_DEFAULT_MB,
+                   help=f"L2 MB for the rotation rule; the device's own wins if larger ({L2_DEFAULT_MB:g})")
+    p.add_argument("--max-mem-gb", type=float, default=4.0, help="cap on the rotated sets' memory, GiB (4)")
+    p.add_argument("--copy-mb", type=float, default=1024.0, help="copy-ceiling buffer, MiB (1024)")
+    p.add_argument("--no-bnb", action="store_true", help="skip the bitsandbytes rows (CUDA only anyway)")
+    p.add_argument("--compile-times", action=argparse.BooleanOptionalAction, default=True,
+                   help="time cold and warm compiles of the run's kernels in fresh processes (on)")
+    p.add_argument("--json", help="JSON output (default bench-out/bench-<backend>.json)")
+    p.add_argument("--markdown", help="markdown output (default bench-out/bench-<backend>.md)")
+    p.add_argument("--plot", help="also write a PNG bar chart of GB/s vs the copy ceiling (matplotlib)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random weights (0)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (there is none anyway when stderr is not a terminal)")
+
+
+def validate(args: argparse.Namespace) -> None:
+    """Reject bad option values before a device is opened."""
+    if args.iters < 1:
+        raise QKGenValueError(f"--iters: {args.iters}; allowed: 1 or more")
+    if args.warmup < 0:
+        raise QKGenValueError(f"--warmup: {args.warmup}; allowed: 0 or more")
+    for name in ("l2_mb", "max_mem_gb", "copy_mb"):
+        v = getattr(args, name)
+        if not (math.isfinite(v) and v > 0):  # inf would ask for unbounded sets; nan compares false
+            opt = "--" + name.replace("_", "-")
+            raise QKGenValueError(f"{opt}: {v}; allowed: a positive finite number")
+    if args.op not in CASES:
+        raise QKGenValueError(f"--op: {args.op!r}; allowed: {', '.join(sorted(CASES))}")
+    max_m = qkgen_impl.max_m()
+    if not 1 <= getattr(args, "m", 1) <= max_m:
+        raise QKGenValueError(f"--m: {args.m}; allowed: 1..{max_m}")
+
+
+def check_writable(path: str | Path, option: str) -> None:
+    """Fail now, not after the run, when `path` cannot be written (missing folders are made later)."""
+    p = Path(path).absolute()
+    if p.is_dir():
+        raise QKGenValueError(f"{option}: {path} is a directory; allowed: a file path")
+    try:
+        if p.exists():
+            open(p, "ab").close()  # appending nothing leaves the file as it is
+            return
+        parent = p.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise QKGenValueError(f"{option}: {path}: {parent} is not a directory")
+        tempfile.TemporaryFile(dir=parent).close()  # a write probe that leaves nothing behind
+    except OSError as e:
+        raise QKGenValueError(f"{option}: {path} is not writable ({e.strerror or e})") from None

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
+
+import numpy as np
 
 from ..errors import BackendUnavailable, QKGenValueError
 
@@ -37,9 +40,11 @@ def available() -> dict[str, str | None]:
 def select(name: str | None = None):
     """The backend to use: `name`, else $QKGEN_BACKEND, else the first available one."""
     src = ""
-    if not name and os.environ.get("QKGEN_BACKEND"):
+    if name is None and os.environ.get("QKGEN_BACKEND"):
         name, src = os.environ["QKGEN_BACKEND"], " (from QKGEN_BACKEND)"
-    if name:
+    if name is not None:
+        if not isinstance(name, str) or not name:
+            raise QKGenValueError(f"backend: {name!r}{src}; allowed: None or one of {', '.join(_MODULES)}")
         try:
             backend = get(name)
         except ImportError as e:
@@ -56,13 +61,32 @@ def select(name: str | None = None):
     raise BackendUnavailable(f"no backend is usable ({detail})")
 
 
+# One Device per physical device (keyed by the resolved DeviceInfo index, not by how the caller
+# spelled it), and one per user context/queue handed in: contexts, queues and compiled kernels
+# are per Device, and an array made through one is accepted by every call that names the device.
 _open: dict[tuple, object] = {}
+_open_lock = threading.Lock()
 
 
-def open_device(backend: str | None = None, device: int | str | None = None):
-    """An opened device, kept for reuse (contexts and compiled kernels are per device)."""
+def open_device(backend: str | None = None, device=None):
+    """The opened device: `device` is None (the preferred one), an index, a name substring, or
+    a runtime object of the user's that names one (a pyopencl Context or CommandQueue, a dpctl
+    SyclQueue), whose context is then used as it is."""
     b = select(backend)
-    key = (b.name, device)
-    if key not in _open:
-        _open[key] = b.open(device)
-    return _open[key]
+    with _open_lock:
+        if device is not None and not isinstance(device, (str, int, np.integer)):
+            adopted = b.adopt(device)
+            if adopted is None:
+                raise QKGenValueError(f"device: {type(device).__module__}.{type(device).__name__} is not usable "
+                                      f"on {b.name}; allowed: None, an index, a name substring"
+                                      f"{_ADOPTABLE.get(b.name, '')}")  # fmt: skip
+            key, dev = adopted
+            return _open.setdefault((b.name, "user", *key), dev)
+        info = b.resolve(device)
+        key = (b.name, info.index)
+        if key not in _open:
+            _open[key] = b.open(info.index)
+        return _open[key]
+
+
+_ADOPTABLE = {"opencl": ", a pyopencl Context or CommandQueue", "sycl": ", a dpctl SyclQueue"}

@@ -8,19 +8,50 @@ and `is_available()` never raises.
 from __future__ import annotations
 
 import hashlib
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..cache import cache_dir, write_atomic
+from .. import dtypes
+from ..cache import cache_dir, discard, load_entry, store_entry
 from ..errors import BackendUnavailable, QKGenValueError
+from ..kernels.target import Target
 from ..version import __version__
+from .launch import launch_shape  # noqa: F401  (re-exported: backends import it from here)
 
-# Output dtypes by name, and the numpy dtype a host copy of each has (bf16: its bit patterns).
-HOST_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16), "bf16": np.dtype(np.uint16)}
 VECTOR_ALIGN = 16  # kernels use 16-byte vector loads and stores on buffer starts
+
+
+def host_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a host copy of dtypes.py `name` (bf16: uint16 bit patterns)."""
+    return dtypes.get(name).np
+
+
+def scalar_dtype(arg) -> str | None:
+    """"u32" / "f32" for a scalar kernel argument, None for anything else."""
+    if arg.kind == "scalar":
+        return arg.dtype
+    return arg.kind if arg.kind in ("u32", "f32") else None  # argument lists of the older render()
+
+
+def local_nbytes(dtype_name: str, count: int) -> int:
+    """Bytes of `count` elements of a dtypes.py name (a C type name is accepted too)."""
+    by_ctype = {d.ctype: d.size for d in dtypes.DTYPE_TABLE.values()}
+    size = dtypes.DTYPE_TABLE[dtype_name].size if dtype_name in dtypes.DTYPE_TABLE else by_ctype.get(dtype_name)
+    if size is None or not isinstance(count, (int, np.integer)) or count < 0:
+        raise QKGenValueError(f"local_arg: {count!r} x {dtype_name!r}; allowed: a count >= 0 of one of "
+                              f"{', '.join(dtypes.DTYPE_TABLE)}")  # fmt: skip
+    return size * int(count)
+
+
+def strip_prefix(reason: str, backend: str) -> str:
+    """A reason without its leading "<backend>: " (messages carry the prefix once)."""
+    while reason.startswith(f"{backend}: "):
+        reason = reason[len(backend) + 2 :]
+    return reason
 
 
 @dataclass
@@ -30,13 +61,29 @@ class DeviceInfo:
     name: str
     kind: str  # "gpu", "cpu", "accelerator"
     platform: str
-    caps: dict
+    target: Target
     details: dict = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()  # other names a user may pick it by ("pocl")
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` is a (case-insensitive) substring of its name, platform, kind or aliases."""
+        return text.lower() in " ".join((self.name, self.platform, self.kind, *self.aliases)).lower()
 
     def line(self) -> str:
+        t = self.target
+        caps = [t.lang]
+        caps += [k for k in ("fp16", "bf16", "dot4") if getattr(t, k)]
+        if t.subgroup_size:
+            sizes = f" of {'/'.join(map(str, t.subgroup_sizes))}" if t.subgroup_sizes else ""
+            caps.append(f"sub-group {t.subgroup_size}{sizes}")
+        else:
+            caps.append("no sub-groups")
+        if t.arch:
+            caps.append(t.arch)
         extra = ", ".join(f"{k} {v}" for k, v in self.details.items())
-        caps = ", ".join(k for k, v in self.caps.items() if v is True) or "no fp16/sub-groups"
-        return f"[{self.index}] {self.name} ({self.kind}, {self.platform}; {caps}{'; ' + extra if extra else ''})"
+        return f"[{self.index}] {self.name} ({self.kind}, {self.platform}; {', '.join(caps)}" + (
+            f"; {extra})" if extra else ")"
+        )
 
 
 class Backend(ABC):
@@ -47,11 +94,12 @@ class Backend(ABC):
         return self.why_unavailable() is None
 
     def why_unavailable(self) -> str | None:
-        """None when usable, else a one-line reason (package missing, no device, driver error)."""
+        """None when usable, else a one-line reason without the backend's name in front (package
+        missing, no device, driver error). Never raises."""
         try:
             return None if self.devices() else "no device found"
         except BackendUnavailable as e:
-            return str(e)
+            return strip_prefix(str(e), self.name)
         except Exception as e:  # a broken driver must not break discovery
             return f"driver error: {type(e).__name__}: {e}"
 
@@ -62,32 +110,43 @@ class Backend(ABC):
     @abstractmethod
     def _open(self, info: DeviceInfo) -> Device: ...
 
-    def open(self, device: int | str | None = None) -> Device:
-        """A device by index or name substring (None: the first, i.e. the preferred one)."""
+    def resolve(self, device: int | str | None = None) -> DeviceInfo:
+        """The DeviceInfo a device index or name substring means (None: the preferred one)."""
         devs = self.devices()
         if not devs:
             raise BackendUnavailable(f"{self.name}: no device found")
-        return self._open(pick_device(devs, device, self.name))
+        return pick_device(devs, device, self.name)
+
+    def open(self, device: int | str | None = None) -> Device:
+        """A new Device (backends.open_device keeps one per physical device: use that)."""
+        return self._open(self.resolve(device))
+
+    def adopt(self, handle: Any) -> tuple[Any, Device] | None:
+        """(key, Device) for a user's own runtime object naming a device (a context or queue), or
+        None if `handle` is not one this backend understands. The key identifies the object, so
+        the same context/queue gives the same Device."""
+        return None
 
 
 def pick_device(devs: list[DeviceInfo], device: int | str | None, backend: str) -> DeviceInfo:
-    names = "; ".join(f"{d.index}: {d.name}" for d in devs)
+    names = "; ".join(f"{d.index}: {d.name} ({d.platform})" for d in devs)
     if device is None:
         return devs[0]
     if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
         if 0 <= int(device) < len(devs):
             return devs[int(device)]
-    elif isinstance(device, str):
+    elif isinstance(device, str) and device.strip():
         if device.isdigit() and int(device) < len(devs):
             return devs[int(device)]
-        hits = [d for d in devs if device.lower() in f"{d.name} {d.platform} {d.kind}".lower()]
+        hits = [d for d in devs if d.matches(device)]
         if hits:
             return hits[0]
-    raise QKGenValueError(f"device: {device!r} not found on {backend}; allowed: {names}")
+    raise QKGenValueError(f"device: {device!r} not found on {backend}; allowed: an index or a name "
+                          f"substring of {names}")  # fmt: skip
 
 
 class Device(ABC):
-    """An opened device: memory, compile cache and launches."""
+    """An opened device: its target, memory, compile cache and launches."""
 
     backend: str
     info: DeviceInfo
@@ -95,18 +154,27 @@ class Device(ABC):
     def __init__(self, info: DeviceInfo):
         self.info = info
         self._kernels: dict[tuple[str, str], Any] = {}
+        self._compile_lock = threading.RLock()  # one build of a kernel, however many threads ask
+
+    @property
+    def target(self) -> Target:
+        """What this device can do, as the renderer takes it."""
+        return self.info.target
 
     @property
     def caps(self) -> dict:
-        return self.info.caps
+        """Transitional: the capability dict the older render(caps=...) takes; use `target`."""
+        t = self.info.target
+        return {"fp16": t.fp16, "subgroups": t.subgroups, "subgroup_size": t.subgroup_size, "dot4": t.dot4}
 
     # ---- compilation: memory cache in front of a disk cache ----
     def compile(self, ks) -> Any:
         opts = self.build_options(ks)
         key = (ks.sha, " ".join(opts))
-        if key not in self._kernels:
-            self._kernels[key] = self._build(ks, opts, self.disk_key(ks, opts))
-        return self._kernels[key]
+        with self._compile_lock:
+            if key not in self._kernels:
+                self._kernels[key] = self._build(ks, opts, self.disk_key(ks, opts))
+            return self._kernels[key]
 
     def compile_many(self, kss) -> list:
         """compile() for several kernels; backends whose builds share a fixed cost override it."""
@@ -121,16 +189,15 @@ class Device(ABC):
         return cache_dir(self.backend, key + suffix)
 
     def cache_load(self, key: str, suffix: str) -> bytes | None:
-        try:
-            return self.cache_path(key, suffix).read_bytes()
-        except OSError:
-            return None
+        """A stored entry whose digest matches, else None (a damaged one is deleted)."""
+        return load_entry(self.cache_path(key, suffix), key + suffix)
 
     def cache_store(self, key: str, suffix: str, blob: bytes) -> None:
-        try:
-            write_atomic(self.cache_path(key, suffix), blob)
-        except OSError:
-            pass  # a read-only cache costs a recompile, not a failure
+        store_entry(self.cache_path(key, suffix), blob, key + suffix)
+
+    def cache_discard(self, key: str, suffix: str) -> None:
+        """Delete an entry the runtime refused although its digest matched."""
+        discard(self.cache_path(key, suffix))
 
     @abstractmethod
     def identity(self) -> list[str]:
@@ -156,26 +223,40 @@ class Device(ABC):
 
     @abstractmethod
     def empty(self, count: int, dtype: str, like: Any = None, poison: bool = False) -> tuple[Any, Any]:
-        """(launch argument, array object) for a new output of `count` elements of dtype; `like`
-        picks the array type (e.g. torch when the inputs are torch); poison fills it with NaN bytes."""
+        """(launch argument, array object) for a new buffer of `count` elements of a dtypes.py
+        name ("u8" included); `like` picks the array type (e.g. torch when the inputs are torch);
+        poison fills it with all-ones bytes (NaN in f32, f16 and bf16)."""
 
     @abstractmethod
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray: ...
 
-    def local_arg(self, ctype: str, count: int) -> Any:
-        """The launch argument for a local-memory array passed as a kernel argument (Arg kind
-        "local"); only dialects with locals_as_params (SYCL) render those."""
-        raise NotImplementedError(f"{self.backend}: kernels take no local-memory arguments")
+    def local_arg(self, dtype: str, count: int) -> Any:
+        """The launch value for an Arg of kind "local": `count` elements of dtypes.py `dtype`."""
+        raise QKGenValueError(f"local_arg: {self.backend} kernels take no local-memory arguments; "
+                              "allowed: on sycl and opencl")  # fmt: skip
 
     @abstractmethod
-    def launch(self, kernel: Any, args: list, global_size: int, local_size: int) -> Any: ...
+    def launch(self, kernel: Any, args: list, global_size, local_size, local_bytes: int = 0) -> Any:
+        """Enqueue one launch over a 1-, 2- or 3-D range (an int or a tuple of 1..3 ints each);
+        local_bytes is dynamic local memory (CUDA shared memory bytes)."""
 
     @abstractmethod
     def synchronize(self) -> None: ...
 
-    def time_ms(self, kernel: Any, args: list, global_size: int, local_size: int) -> float:
+    @abstractmethod
+    def time_ms(self, kernel: Any, args: list, global_size, local_size, local_bytes: int = 0) -> float:
         """Device time of one launch in milliseconds (device events)."""
-        raise NotImplementedError(f"{self.backend}: event timing not implemented")
+
+    # ---- what a benchmark needs to know ----
+    @abstractmethod
+    def copy_ceiling(self, nbytes: int, iters: int = 20, warmup: int = 3) -> dict:
+        """The device-to-device copy bandwidth, measured now: {"gbps": bytes read plus written per
+        second / 1e9 (median of iters), "method": how, "buffer_bytes": the size used, "all": every
+        method's gbps}."""
+
+    @abstractmethod
+    def l2_bytes(self) -> int | None:
+        """The device's last-level (L2 / global memory) cache size, or None if it does not say."""
 
     def as_input(self, array: Any, name: str, dtypes: tuple[str, ...]) -> Any:
         """A kernel argument for an input array: native arrays as they are, numpy copied in."""
@@ -196,3 +277,24 @@ class Device(ABC):
         )
 
     native_name = "device arrays"
+
+
+def median_of(run, iters: int, warmup: int) -> float:
+    """The median of `iters` calls of run() after `warmup` unrecorded ones."""
+    import statistics
+
+    for _ in range(max(0, int(warmup))):
+        run()
+    return statistics.median(run() for _ in range(max(1, int(iters))))
+
+
+def copy_gbps(nbytes: int, ms: float) -> float:
+    """GB/s of a copy of nbytes (read plus written) taking ms (at least the timer's 1 ns)."""
+    return 2 * nbytes / (max(ms, 1e-6) * 1e-3) / 1e9
+
+
+def ceiling_bytes(nbytes: int, max_alloc: int, global_mem: int) -> int:
+    """A copy buffer size the device can hold twice, in whole 4 KiB pages."""
+    if not isinstance(nbytes, (int, np.integer)) or nbytes < 4096:
+        raise QKGenValueError(f"nbytes: {nbytes!r}; allowed: an int >= 4096")
+    return int(min(nbytes, max_alloc, global_mem // 4)) // 4096 * 4096

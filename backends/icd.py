@@ -24,7 +24,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ..cache import cache_dir, write_atomic
+from ..cache import writable_dir, write_atomic
+from ..errors import BackendUnavailable, QKGenError
 
 # Where the loaders look when OCL_ICD_VENDORS is unset.  Setting the variable
 # *replaces* this folder, so its entries (NVIDIA, ROCm, a distro pocl, ...)
@@ -97,10 +98,20 @@ def register_runtimes() -> list[str]:
     notes: list[str] = []
     try:
         _register(notes)
+    except QKGenError:
+        raise  # no folder at all: an error naming QKGEN_CACHE_DIR, not another device
     except Exception as e:  # never break an import over this
         notes.append(f"OpenCL runtime registration failed: {e!r}")
     _notes = notes
     return notes
+
+
+def notes() -> list[str]:
+    """What registration did or why it did not (for `qkgen devices`); registers first."""
+    try:
+        return list(register_runtimes())
+    except QKGenError as e:
+        return [str(e)]
 
 
 def _register(notes: list[str]) -> None:
@@ -125,9 +136,12 @@ def _register(notes: list[str]) -> None:
     # overwrite each other's entry (each must load its own libintelocl,
     # the one matching its SYCL runtime).
     env_key = hashlib.sha1(str(lib).encode()).hexdigest()[:12]
-    folder = cache_dir() / "opencl-vendors" / env_key
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        # An unusable cache folder must not silently hide the Intel runtime (OpenCL device 0
+        # would become pocl, SYCL would see nothing): fall back to a private folder, say so.
+        folder, why = writable_dir("opencl-vendors", env_key)
+        if why:
+            notes.append(why)
         for stale in folder.glob("*.icd"):
             if stale.name not in wanted:
                 stale.unlink(missing_ok=True)
@@ -136,8 +150,10 @@ def _register(notes: list[str]) -> None:
             if _write_if_changed(folder / name, text):
                 notes.append(f"wrote {name} -> {text.strip()}")
     except OSError as e:
-        notes.append(f"cannot write OpenCL vendors folder {folder}: {e}")
-        return
+        raise BackendUnavailable(
+            f"OpenCL runtime registration: cannot write an OpenCL vendors folder under QKGEN_CACHE_DIR "
+            f"or a temp folder ({e}); allowed: a writable QKGEN_CACHE_DIR"
+        ) from None
     os.environ["OCL_ICD_VENDORS"] = str(folder)
     notes.append(f"OCL_ICD_VENDORS={folder} (Intel CPU: {lib}; "
                  f"{len(wanted) - 1} entries from {SYSTEM_VENDORS})")

@@ -1,20 +1,26 @@
 """OpenCL backend through pyopencl: NVIDIA, Intel (GPU and CPU runtime), pocl, any ICD.
 
-Device capabilities (OpenCL C version, fp16, sub-groups, integer dot product) become the
-dialect's capabilities, so one template runs on OpenCL C 1.2 devices without fp16 or sub-groups
-(NVIDIA, pocl) and on ones with both (Intel).
+Each device builds its Target from what it reports (opencl_target.py), so one template runs on
+OpenCL C 1.2 devices without fp16 or sub-groups (NVIDIA, pocl) and on ones with both (Intel).
+
+Threads: a pyopencl Kernel holds its arguments between clSetKernelArg and the enqueue, so two
+threads launching one kernel would mix their arguments; each device serializes set-args+enqueue
+under one lock (the enqueue returns at once, so the lock is held for microseconds).
 """
 
 from __future__ import annotations
 
-import re
+import sys
+import threading
 import warnings
 from typing import Any
 
 import numpy as np
 
 from ..errors import BackendUnavailable, BuildError, QKGenValueError
-from .base import HOST_DTYPES, VECTOR_ALIGN, Backend, Device, DeviceInfo
+from .base import VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes, scalar_dtype
+from .opencl_bench import opencl_copy_ceiling
+from .opencl_target import device_target, opencl_c_version
 
 _cl = None
 
@@ -43,28 +49,12 @@ def _kind(dev) -> str:
     return "gpu" if t & c.GPU else "accelerator" if t & c.ACCELERATOR else "cpu"
 
 
-def _opencl_c_version(dev) -> tuple[int, int]:
-    m = re.search(r"OpenCL C (\d+)\.(\d+)", dev.opencl_c_version)
-    return (int(m.group(1)), int(m.group(2))) if m else (1, 2)
-
-
-def _caps(dev) -> dict:
-    exts = set(dev.extensions.split())
-    ver = _opencl_c_version(dev)
-    # Intel reports sub-groups as cl_intel_subgroups / an OpenCL C 3.0 feature, not cl_khr_subgroups.
-    features = set()
+def _platform_devices(platform) -> list:
+    """A platform's devices; a platform that reports none (or fails to) lists none."""
     try:
-        features = {f[0] for f in dev.opencl_c_features}
-    except Exception:
-        pass
-    subgroups = bool({"cl_khr_subgroups", "cl_intel_subgroups"} & exts or "__opencl_c_subgroups" in features)
-    return {
-        "fp16": "cl_khr_fp16" in exts,
-        "subgroups": subgroups,
-        "subgroup_size": 16 if subgroups else 0,
-        "dot4": "cl_khr_integer_dot_product" in exts,
-        "opencl_c": f"{ver[0]}.{ver[1]}",
-    }
+        return list(platform.get_devices())
+    except Exception:  # DEVICE_NOT_FOUND from an ICD with no device, or a broken driver
+        return []
 
 
 class OpenCLBackend(Backend):
@@ -73,47 +63,69 @@ class OpenCLBackend(Backend):
     def __init__(self):
         self._devices: list[DeviceInfo] | None = None
         self._raw: list[Any] = []
+        self._lock = threading.Lock()
 
     def devices(self) -> list[DeviceInfo]:
-        if self._devices is None:
-            try:
-                platforms = cl().get_platforms()
-            except cl().LogicError as e:  # no ICD at all: an empty platform list
-                raise BackendUnavailable(f"opencl: no OpenCL platform found ({e})") from None
-            found = [(p, d) for p in platforms for d in p.get_devices()]
-            # GPUs first; among CPUs, vendor runtimes before pocl (fp16 and sub-groups).
-            found.sort(key=lambda pd: (_KIND_ORDER[_kind(pd[1])], "Portable" in pd[0].name))
-            self._raw = [d for _, d in found]
-            self._devices = [self._info(i, p, d) for i, (p, d) in enumerate(found)]
+        with self._lock:
+            if self._devices is None:
+                try:
+                    platforms = cl().get_platforms()
+                except cl().Error as e:  # no ICD at all: an empty platform list
+                    raise BackendUnavailable(f"opencl: no OpenCL platform found ({e})") from None
+                found = [(p, d) for p in platforms for d in _platform_devices(p)]
+                # GPUs first; among CPUs, vendor runtimes before pocl (fp16 and sub-groups).
+                found.sort(key=lambda pd: (_KIND_ORDER[_kind(pd[1])], "Portable" in pd[0].name))
+                self._raw = [d for _, d in found]
+                self._devices = [self._info(i, p, d) for i, (p, d) in enumerate(found)]
         return self._devices
 
     def _info(self, index: int, platform, dev) -> DeviceInfo:
-        caps = _caps(dev)
+        name = dev.name.strip()
+        major, minor = opencl_c_version(dev)
         return DeviceInfo(
-            backend=self.name, index=index, name=dev.name.strip(), kind=_kind(dev), platform=platform.name.strip(),
-            caps=caps, details={"OpenCL C": caps["opencl_c"], "memory": f"{dev.global_mem_size / 2**30:.1f} GiB",
-                                "driver": dev.driver_version},
+            backend=self.name, index=index, name=name, kind=_kind(dev), platform=platform.name.strip(),
+            target=device_target(dev, name),
+            details={"memory": f"{dev.global_mem_size / 2**30:.1f} GiB", "driver": dev.driver_version},
+            aliases=("pocl",) if "Portable Computing Language" in platform.name else (),
         )  # fmt: skip
 
     def _open(self, info: DeviceInfo) -> OpenCLDevice:
         return OpenCLDevice(info, self._raw[info.index])
+
+    def adopt(self, handle: Any):
+        """A user's pyopencl Context (qkgen makes a profiling queue on it) or CommandQueue (used
+        as it is): arrays of that context are then accepted."""
+        if "pyopencl" not in sys.modules:
+            return None
+        c = cl()
+        if isinstance(handle, c.CommandQueue):
+            ctx, queue, dev = handle.context, handle, handle.device
+        elif isinstance(handle, c.Context):
+            ctx, queue, dev = handle, None, handle.devices[0]
+        else:
+            return None
+        self.devices()
+        info = next((i for i, d in zip(self._devices, self._raw) if d == dev), None)
+        if info is None:
+            raise QKGenValueError(f"device: the {type(handle).__name__}'s device {dev.name!r} is not one "
+                                  f"of {', '.join(i.name for i in self._devices)}")  # fmt: skip
+        key = (type(handle).__name__, handle.int_ptr)
+        return key, OpenCLDevice(info, dev, ctx=ctx, queue=queue)
 
 
 class OpenCLDevice(Device):
     backend = "opencl"
     native_name = "pyopencl.array.Array on this device's context"
 
-    def __init__(self, info: DeviceInfo, dev):
+    def __init__(self, info: DeviceInfo, dev, ctx=None, queue=None):
         super().__init__(info)
         c = cl()
         self.dev = dev
-        self.ctx = c.Context([dev])
-        self.queue = c.CommandQueue(self.ctx, properties=c.command_queue_properties.PROFILING_ENABLE)
-        self.caps_for_render = {k: v for k, v in info.caps.items() if k != "opencl_c"}
-
-    @property
-    def caps(self) -> dict:
-        return self.caps_for_render
+        self.ctx = ctx if ctx is not None else c.Context([dev])
+        self.queue = queue if queue is not None else c.CommandQueue(
+            self.ctx, properties=c.command_queue_properties.PROFILING_ENABLE
+        )  # fmt: skip
+        self._launch_lock = threading.Lock()
 
     def identity(self) -> list[str]:
         d = self.dev
@@ -121,40 +133,46 @@ class OpenCLDevice(Device):
 
     def build_options(self, ks) -> list[str]:
         # Sub-group built-ins need OpenCL C 2.0+ on Intel; C 1.2 devices get the default.
-        ver = self.info.caps["opencl_c"]
-        opts = [f"-cl-std=CL{ver}"] if ver >= "2.0" else []
+        major, minor = opencl_c_version(self.dev)
+        opts = [f"-cl-std=CL{major}.{minor}"] if major >= 2 else []
         # quantize_q8_1 divides (amax / 127, 1 / d) and must match the reference bit for bit.
         return opts + ["-cl-fp32-correctly-rounded-divide-sqrt"]
 
     def _build(self, ks, opts: list[str], key: str):
         c = cl()
         binary = self.cache_load(key, ".bin")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", c.CompilerWarning)  # vectorizer remarks, not problems
-                if binary is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", c.CompilerWarning)  # vectorizer remarks, not problems
+            kern = None
+            if binary is not None:
+                try:
                     prg = c.Program(self.ctx, [self.dev], [binary]).build(options=opts, cache_dir=False)
-                else:
+                    kern = getattr(prg, ks.name)
+                except Exception:  # the driver refused it (another driver wrote it?): rebuild
+                    self.cache_discard(key, ".bin")
+            if kern is None:
+                try:
                     prg = c.Program(self.ctx, ks.source).build(options=opts, cache_dir=False)
-                    self.cache_store(key, ".bin", bytes(prg.binaries[0]))
-        except c.RuntimeError as e:  # pyopencl's message carries the device's build log
-            raise BuildError("opencl", ks.name, str(e), ks.source) from None
-        kern = getattr(prg, ks.name)
-        kern.set_scalar_arg_dtypes([_scalar_dtype(a.kind) for a in ks.args])
+                except c.RuntimeError as e:  # pyopencl's message carries the device's build log
+                    raise BuildError("opencl", ks.name, str(e), ks.source) from None
+                kern = getattr(prg, ks.name)
+                self.cache_store(key, ".bin", bytes(prg.binaries[0]))
+        kern.set_scalar_arg_dtypes([_np_scalar(a) for a in ks.args])
         return kern
 
     # ---- memory ----
     def is_native(self, array: Any) -> bool:
-        try:
-            import pyopencl.array as cla
-        except ImportError:
+        if "pyopencl" not in sys.modules:
             return False
+        import pyopencl.array as cla
+
         return isinstance(array, cla.Array)
 
     def native_buffer(self, array: Any, name: str):
         if array.context != self.ctx:
-            raise QKGenValueError(f"{name}: array lives on another OpenCL context/device; allowed: arrays "
-                                  f"allocated on {self.info.name}")  # fmt: skip
+            raise QKGenValueError(f"{name}: array lives on another OpenCL context; allowed: arrays allocated "
+                                  f"on the context of {self.info.name} (open_device('opencl', ...).ctx, or "
+                                  "open_device('opencl', your_queue))")  # fmt: skip
         if not array.flags.c_contiguous:
             raise QKGenValueError(f"{name}: array is not contiguous; allowed: C-contiguous arrays")
         if array.offset == 0:
@@ -173,28 +191,49 @@ class OpenCLDevice(Device):
     def empty(self, count: int, dtype: str, like: Any = None, poison: bool = False):
         import pyopencl.array as cla
 
-        arr = cla.empty(self.queue, (count,), HOST_DTYPES[dtype])
-        if poison:  # all-ones bytes: NaN in f32, f16 and bf16
+        arr = cla.empty(self.queue, (count,), host_dtype(dtype))
+        if poison and arr.nbytes:  # all-ones bytes: NaN in f32, f16 and bf16
             cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
         return arr.base_data, arr
 
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
-        return array.get(queue=self.queue)
+        return array.get(queue=self.queue).view(host_dtype(dtype))[:count]
 
-    def launch(self, kernel, args: list, global_size: int, local_size: int):
-        return kernel(self.queue, (global_size,), (local_size,), *args)
+    def local_arg(self, dtype: str, count: int):
+        return cl().LocalMemory(max(1, local_nbytes(dtype, count)))
+
+    # ---- launches ----
+    def launch(self, kernel, args: list, global_size, local_size, local_bytes: int = 0):
+        """local_bytes is not used: OpenCL kernels get local memory as local_arg() arguments."""
+        g, loc = launch_shape(global_size, local_size)
+        with self._launch_lock:  # set-args + enqueue on a shared Kernel object: one thread at a time
+            return kernel(self.queue, g, loc, *args)
 
     def synchronize(self) -> None:
         self.queue.finish()
 
-    def time_ms(self, kernel, args: list, global_size: int, local_size: int) -> float:
-        ev = self.launch(kernel, args, global_size, local_size)
+    def time_ms(self, kernel, args: list, global_size, local_size, local_bytes: int = 0) -> float:
+        self._need_profiling()
+        ev = self.launch(kernel, args, global_size, local_size, local_bytes)
         ev.wait()
         return (ev.profile.end - ev.profile.start) * 1e-6
 
+    def _need_profiling(self) -> None:
+        if not self.queue.properties & cl().command_queue_properties.PROFILING_ENABLE:
+            raise QKGenValueError("device: the command queue has no PROFILING_ENABLE; allowed for timing: a "
+                                  "queue made with profiling, or a Context (qkgen makes one)")  # fmt: skip
 
-def _scalar_dtype(kind: str):
-    return {"u32": np.uint32, "f32": np.float32}.get(kind)
+    def copy_ceiling(self, nbytes: int, iters: int = 20, warmup: int = 3) -> dict:
+        self._need_profiling()
+        return opencl_copy_ceiling(self, cl(), nbytes, iters, warmup)
+
+    def l2_bytes(self) -> int | None:
+        size = int(self.dev.global_mem_cache_size or 0)
+        return size or None
+
+
+def _np_scalar(arg):
+    return {"u32": np.uint32, "f32": np.float32}.get(scalar_dtype(arg))
 
 
 BACKEND = OpenCLBackend()

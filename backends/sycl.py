@@ -9,18 +9,24 @@ events carry device timestamps.
 from __future__ import annotations
 
 import hashlib
+import re
+import sys
+import threading
 from typing import Any
 
 import numpy as np
 
 from ..errors import BackendUnavailable, QKGenValueError
+from ..kernels.target import Target
 from . import sycl_native
-from .base import HOST_DTYPES, VECTOR_ALIGN, Backend, Device, DeviceInfo
+from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, ceiling_bytes, copy_gbps, host_dtype, launch_shape,
+                   local_nbytes, median_of, strip_prefix)  # fmt: skip
+from .opencl_target import chosen_subgroup_size
+from .sycl_usm import ForeignPtr, USMArray, c_contiguous, is_torch_xpu
 
 # Preference order: Level Zero GPUs, OpenCL GPUs, then the Intel CPU OpenCL runtime.
 ORDER = (("level_zero", "gpu"), ("opencl", "gpu"), ("opencl", "cpu"))
-_LOCAL_BYTES = {"float": 4, "uint": 4, "int": 4, "ushort": 2, "half": 2, "uchar": 1, "char": 1}
-_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+_BUNDLE_NAME = re.compile(r"[0-9a-f]{32}")  # what a .ref may name: a bundle key, never a path
 
 _dpctl = None
 
@@ -42,11 +48,11 @@ def dpctl():
     return _dpctl
 
 
-def _caps(dev) -> dict:
-    sizes = [int(s) for s in dev.sub_group_sizes or ()]
-    sg = 16 if 16 in sizes else max((s for s in sizes if s <= 32), default=0)
+def device_target(dev, name: str) -> Target:
+    sizes = tuple(sorted({int(s) for s in dev.sub_group_sizes or ()}))
     # dot4 stays False: dpctl does not list device extensions, so a native int8 dot is unverified.
-    return {"fp16": bool(dev.has_aspect_fp16), "subgroups": sg > 0, "subgroup_size": sg, "dot4": False}
+    return Target(name=f"sycl:{name}", backend="sycl", lang="SYCL 2020", fp16=bool(dev.has_aspect_fp16),
+                  bf16=False, subgroup_size=chosen_subgroup_size(sizes), subgroup_sizes=sizes, dot4=False)
 
 
 class SYCLBackend(Backend):
@@ -62,7 +68,7 @@ class SYCLBackend(Backend):
             try:
                 sycl_native.check_toolchain()
             except sycl_native.SyclError as e:
-                return f"sycl: {e}"
+                return strip_prefix(str(e), self.name)
         return why
 
     def devices(self) -> list[DeviceInfo]:
@@ -77,9 +83,10 @@ class SYCLBackend(Backend):
             self._devices = [
                 DeviceInfo(
                     backend=self.name, index=i, name=dev.name.strip(), kind=dev.device_type.name,
-                    platform=dev.sycl_platform.name.strip(), caps=_caps(dev),
+                    platform=dev.sycl_platform.name.strip(), target=device_target(dev, dev.name.strip()),
                     details={"filter": dev.filter_string, "memory": f"{dev.global_mem_size / 2**30:.1f} GiB",
                              "driver": dev.driver_version},
+                    aliases=(dev.filter_string,),
                 )  # fmt: skip
                 for i, dev in enumerate(found)
             ]
@@ -88,81 +95,37 @@ class SYCLBackend(Backend):
     def _open(self, info: DeviceInfo) -> SYCLDevice:
         return SYCLDevice(info, self._raw[info.index])
 
-
-class USMArray:
-    """A typed, shaped view of device USM memory: what dequantize returns for USM inputs (dpctl
-    0.22 has no array type; dpnp and others take it through __sycl_usm_array_interface__)."""
-
-    def __init__(self, mem, dtype: Any, shape: tuple[int, ...]):
-        self.mem, self.dtype, self.shape = mem, np.dtype(dtype), tuple(int(s) for s in shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    @property
-    def __sycl_usm_array_interface__(self) -> dict:
-        return {**self.mem.__sycl_usm_array_interface__, "typestr": self.dtype.str, "shape": self.shape,
-                "strides": None}  # fmt: skip
-
-    def reshape(self, *shape) -> USMArray:
-        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        if int(np.prod(shape)) != self.size:
-            raise QKGenValueError(f"shape: cannot reshape {self.shape} to {shape}; "
-                                  f"allowed: shapes of {self.size} elements")  # fmt: skip
-        return USMArray(self.mem, self.dtype, shape)
-
-    def to_host(self) -> np.ndarray:
-        """A numpy copy (bf16 as uint16 bits); waits for the kernels writing it (in-order queue)."""
-        host = np.empty(self.shape, self.dtype)
-        if host.nbytes:
-            self.mem.sycl_queue.memcpy(host, self.mem, host.nbytes)
-        return host
-
-
-class _ForeignPtr:
-    """A USM address owned by another runtime (a torch XPU tensor) as a kernel argument. That
-    runtime has its own queue, so launches using it are synchronized on both sides."""
-
-    def __init__(self, tensor):
-        self.tensor = tensor  # keeps the memory alive while the argument is
-
-    @property
-    def __sycl_usm_array_interface__(self) -> dict:
-        return {"data": (self.tensor.data_ptr(), False), "shape": (0,), "typestr": "|u1", "version": 1}
-
-
-def _is_torch_xpu(array: Any) -> bool:
-    # Looks at the object only: torch without XPU support never makes an "xpu" tensor.
-    device = getattr(array, "device", None)
-    return type(array).__module__.startswith("torch") and getattr(device, "type", "") == "xpu"
-
-
-def _c_contiguous(shape, strides) -> bool:
-    if strides is None:
-        return True
-    expect = 1
-    for n, s in zip(reversed(tuple(shape)), reversed(tuple(strides))):  # strides count elements
-        if n != 1 and s != expect:
-            return False
-        expect *= n
-    return True
+    def adopt(self, handle: Any):
+        """A user's dpctl SyclQueue: used as it is when in-order with profiling, else qkgen makes
+        one on the same context and device; USM memory of that context is accepted."""
+        if "dpctl" not in sys.modules or not isinstance(handle, dpctl().SyclQueue):
+            return None
+        self.devices()
+        info = next((i for i, d in zip(self._devices, self._raw) if d == handle.sycl_device), None)
+        if info is None:
+            raise QKGenValueError(f"device: the SyclQueue's device {handle.sycl_device.name!r} is not one of "
+                                  f"{', '.join(i.filter_string for i in self._raw)}")  # fmt: skip
+        return ("SyclQueue", handle.addressof_ref()), SYCLDevice(info, handle.sycl_device, user_queue=handle)
 
 
 class SYCLDevice(Device):
     backend = "sycl"
     native_name = "USM memory (__sycl_usm_array_interface__) or torch XPU tensors on this device"
 
-    def __init__(self, info: DeviceInfo, sdev):
+    def __init__(self, info: DeviceInfo, sdev, user_queue=None):
         super().__init__(info)
         d = dpctl()
         self.sdev = sdev
-        self.queue = d.SyclQueue(sdev, property=["enable_profiling", "in_order"])
+        props = ["enable_profiling", "in_order"]
+        if user_queue is None:
+            self.queue = d.SyclQueue(sdev, property=props)
+        elif user_queue.is_in_order and user_queue.has_enable_profiling:
+            self.queue = user_queue
+        else:  # launches rely on submission order and events with timestamps
+            self.queue = d.SyclQueue(user_queue.sycl_context, sdev, property=props)
+        self.user_queue = user_queue
         self._inflight: list = []  # events of launches whose arguments must stay alive
+        self._inflight_lock = threading.Lock()
         self._bundles: dict[str, Any] = {}  # bundles shared by several kernels (compile_many)
         try:
             ok = sycl_native.can_build(self.queue)  # also builds the helper on first use
@@ -178,8 +141,8 @@ class SYCLDevice(Device):
     def _build(self, ks, opts: list[str], key: str):
         # One key scheme for every backend (disk_key); the bundle is stored as SYCLBIN under it,
         # or, for a kernel built by compile_many, a ".ref" file names the shared bundle.
-        shared = self.cache_load(key, ".ref")
-        prg = self._shared_bundle(shared.decode()) if shared else None
+        shared = self._ref(key)
+        prg = self._shared_bundle(shared) if shared else None
         if prg is None:
             prg = sycl_native.Program(self.queue, ks.source, opts, cache=self.cache_path(key, ".syclbin"),
                                       name=ks.name)  # fmt: skip
@@ -194,8 +157,8 @@ class SYCLDevice(Device):
             key = self.disk_key(ks, opts)
             if (ks.sha, " ".join(opts)) in self._kernels or self.cache_path(key, ".syclbin").is_file():
                 continue
-            shared = self.cache_load(key, ".ref")
-            if shared and self.cache_path(shared.decode(), ".syclbin").is_file():
+            shared = self._ref(key)
+            if shared and self.cache_path(shared, ".syclbin").is_file():
                 continue
             todo.setdefault(tuple(opts), {})[key] = ks
         for opts, group in todo.items():
@@ -221,6 +184,18 @@ class SYCLDevice(Device):
             self._kernels[(ks.sha, " ".join(opts))] = prg.kernel(ks.name)
             self.cache_store(key, ".ref", shared.encode())
 
+    def _ref(self, key: str) -> str | None:
+        """The shared bundle a kernel's .ref names; a .ref that is not a bundle key (damaged, not
+        UTF-8, a path) is deleted."""
+        blob = self.cache_load(key, ".ref")
+        if blob is None:
+            return None
+        name = blob.decode("ascii", errors="replace")
+        if _BUNDLE_NAME.fullmatch(name):
+            return name
+        self.cache_discard(key, ".ref")
+        return None
+
     def _shared_bundle(self, shared: str):
         if shared not in self._bundles:
             self._bundles[shared] = sycl_native.Program.load(self.queue, self.cache_path(shared, ".syclbin"),
@@ -229,11 +204,11 @@ class SYCLDevice(Device):
 
     # ---- memory ----
     def is_native(self, array: Any) -> bool:
-        return hasattr(array, "__sycl_usm_array_interface__") or _is_torch_xpu(array)
+        return hasattr(array, "__sycl_usm_array_interface__") or is_torch_xpu(array)
 
     def native_buffer(self, array: Any, name: str):
         # as_input has checked the dtype already
-        if _is_torch_xpu(array):
+        if is_torch_xpu(array):
             return self._torch_buffer(array, name)
         d = dpctl()
         iface = array.__sycl_usm_array_interface__
@@ -247,7 +222,7 @@ class SYCLDevice(Device):
         ):
             raise QKGenValueError(f"{name}: USM memory lives on another device ({mem.sycl_device.name}); "
                                   f"allowed: USM memory of {self.info.name}")  # fmt: skip
-        if not _c_contiguous(iface["shape"], iface.get("strides")):
+        if not c_contiguous(iface["shape"], iface.get("strides")):
             raise QKGenValueError(f"{name}: array is not contiguous; allowed: C-contiguous arrays")
         ptr = mem.__sycl_usm_array_interface__["data"][0]
         if ptr % VECTOR_ALIGN:
@@ -268,7 +243,7 @@ class SYCLDevice(Device):
         if t.data_ptr() % VECTOR_ALIGN:
             raise QKGenValueError(f"{name}: tensor data is not {VECTOR_ALIGN}-byte aligned; allowed: "
                                   f"storage offsets that are multiples of {VECTOR_ALIGN} bytes")  # fmt: skip
-        return _ForeignPtr(t)
+        return ForeignPtr(t)
 
     def to_device(self, host: Any) -> USMArray:
         """A device copy of a host array, usable in place as a kernel input."""
@@ -282,53 +257,86 @@ class SYCLDevice(Device):
         return mem
 
     def empty(self, count: int, dtype: str, like: Any = None, poison: bool = False):
-        if like is not None and _is_torch_xpu(like):
+        if like is not None and is_torch_xpu(like):
             import torch
 
-            t = torch.empty(count, dtype=getattr(torch, _TORCH_DTYPES[dtype]), device=like.device)
+            t = torch.empty(count, dtype=_torch_dtype(torch, dtype), device=like.device)
             if poison:
                 t.view(torch.uint8).fill_(0xFF)
-            return _ForeignPtr(t), t
-        mem = dpctl().memory.MemoryUSMDevice(max(count * HOST_DTYPES[dtype].itemsize, 1), queue=self.queue)
+            return ForeignPtr(t), t
+        mem = dpctl().memory.MemoryUSMDevice(max(count * host_dtype(dtype).itemsize, 1), queue=self.queue)
         if poison:  # all-ones bytes: NaN in f32, f16 and bf16
             mem.memset(0xFF)
-        return mem, USMArray(mem, HOST_DTYPES[dtype], (count,))
+        return mem, USMArray(mem, host_dtype(dtype), (count,))
 
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
         if isinstance(array, USMArray):
             array = array.mem
-        host = np.empty(count, HOST_DTYPES[dtype])
+        host = np.empty(count, host_dtype(dtype))
+        with self._inflight_lock:
+            done = len(self._inflight)  # launches submitted before this copy: finished after it
         if host.nbytes:
             self.queue.memcpy(host, array, host.nbytes)  # in-order queue: after the kernels
-        self._inflight.clear()
+        with self._inflight_lock:
+            del self._inflight[:done]
         return host
 
-    def local_arg(self, ctype: str, count: int):
-        if ctype not in _LOCAL_BYTES:
-            raise QKGenValueError(f"ctype: local array of {ctype!r}; allowed: {', '.join(_LOCAL_BYTES)}")
-        return sycl_native.LocalMem(_LOCAL_BYTES[ctype] * count)
+    def local_arg(self, dtype: str, count: int):
+        return sycl_native.LocalMem(local_nbytes(dtype, count))
 
-    def launch(self, kernel, args: list, global_size: int, local_size: int):
-        foreign = any(isinstance(a, _ForeignPtr) for a in args)
+    def launch(self, kernel, args: list, global_size, local_size, local_bytes: int = 0):
+        g, loc = launch_shape(global_size, local_size)
+        foreign = any(isinstance(a, ForeignPtr) for a in args)
         if foreign:
             import torch
 
             torch.xpu.synchronize()  # torch's queue is not ours: its writes must land first
-        ev = sycl_native.launch(self.queue, kernel, args, global_size, local_size)
+        ev = sycl_native.launch(self.queue, kernel, args, g, loc, local_bytes)
         if foreign:
             ev.wait()  # and the caller goes on using the tensors on torch's queue
         # The event holds the arguments (e.g. uploaded inputs) alive until the queue is waited on.
-        self._inflight.append(ev)
-        if len(self._inflight) > 256:
+        with self._inflight_lock:
+            self._inflight.append(ev)
+            full = len(self._inflight) > 256
+        if full:
             self.synchronize()
         return ev
 
     def synchronize(self) -> None:
+        with self._inflight_lock:
+            done = len(self._inflight)
         self.queue.wait()
-        self._inflight.clear()
+        with self._inflight_lock:
+            del self._inflight[:done]
 
-    def time_ms(self, kernel, args: list, global_size: int, local_size: int) -> float:
-        return self.launch(kernel, args, global_size, local_size).elapsed_ns * 1e-6
+    def time_ms(self, kernel, args: list, global_size, local_size, local_bytes: int = 0) -> float:
+        return self.launch(kernel, args, global_size, local_size, local_bytes).elapsed_ns * 1e-6
+
+    def copy_ceiling(self, nbytes: int, iters: int = 20, warmup: int = 3) -> dict:
+        """queue.memcpy between two device allocations, timed by profiling events."""
+        mem = dpctl().memory
+        q, sd = self.queue, self.sdev
+        nbytes = ceiling_bytes(nbytes, sd.max_mem_alloc_size, sd.global_mem_size)
+        src, dst = mem.MemoryUSMDevice(nbytes, queue=q), mem.MemoryUSMDevice(nbytes, queue=q)
+        src.memset(1)
+        dst.memset(0)
+
+        def run() -> float:
+            ev = q.memcpy_async(dst, src, nbytes)
+            ev.wait()
+            return (ev.profiling_info_end - ev.profiling_info_start) * 1e-6
+
+        gbps = copy_gbps(nbytes, median_of(run, iters, warmup))
+        return {"gbps": gbps, "method": "SYCL queue.memcpy (dpctl, profiling events)", "buffer_bytes": nbytes,
+                "all": {"queue.memcpy": gbps}}  # fmt: skip
+
+    def l2_bytes(self) -> int | None:
+        return int(self.sdev.global_mem_cache_size or 0) or None
+
+
+def _torch_dtype(torch, dtype: str):
+    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "u8": "uint8", "i8": "int8", "u32": "uint32"}
+    return getattr(torch, names[dtype])
 
 
 BACKEND = SYCLBackend()

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,10 +59,68 @@ sycl::queue &Q(void *queue_ref) { return *static_cast<sycl::queue *>(queue_ref);
 
 } // namespace
 
+// Argument kinds for qk_launch.
+enum { QK_ARG_VALUE = 0, QK_ARG_USM = 1, QK_ARG_LOCAL = 2 };
+
+namespace {
+
+template <int D>
+sycl::nd_range<D> make_nd_range(const size_t *global, const size_t *local) {
+  sycl::range<D> g, l;
+  for (int d = 0; d < D; ++d) {
+    g[d] = global[d];
+    l[d] = local[d];
+  }
+  return sycl::nd_range<D>{g, l};
+}
+
+void set_args(sycl::handler &h, int nargs, const void *const *arg_ptrs,
+              const size_t *arg_sizes, const int *kinds) {
+  for (int i = 0; i < nargs; ++i) {
+    switch (kinds[i]) {
+    case QK_ARG_USM:
+      // A typed pointer arg lets the runtime use the USM-pointer path
+      // (clSetKernelArgMemPointerINTEL on OpenCL), not a plain value.
+      h.set_arg(i, *static_cast<void *const *>(arg_ptrs[i]));
+      break;
+    case QK_ARG_LOCAL: {
+      syclex::work_group_memory<char[]> wgm(arg_sizes[i], h);
+      h.set_arg(i, wgm);
+      break;
+    }
+    default:
+      h.set_arg(i, syclex::raw_kernel_arg(arg_ptrs[i], arg_sizes[i]));
+    }
+  }
+}
+
+template <int D>
+sycl::event submit(sycl::queue &q, sycl::kernel &k, int nargs,
+                   const void *const *arg_ptrs, const size_t *arg_sizes,
+                   const int *kinds, const size_t *global, const size_t *local,
+                   size_t local_mem_bytes) {
+  sycl::nd_range<D> ndr = make_nd_range<D>(global, local);
+  return q.submit([&](sycl::handler &h) {
+    set_args(h, nargs, arg_ptrs, arg_sizes, kinds);
+    if (local_mem_bytes) {
+      syclex::nd_launch(
+          h,
+          syclex::launch_config{
+              ndr, syclex::properties{
+                       syclex::work_group_scratch_size(local_mem_bytes)}},
+          k);
+    } else {
+      h.parallel_for(ndr, k);
+    }
+  });
+}
+
+} // namespace
+
 extern "C" {
 
 // Version of this C ABI; bump when a signature changes.
-int qk_abi_version() { return 3; }
+int qk_abi_version() { return 4; }
 
 void qk_free(void *p) { std::free(p); }
 
@@ -184,10 +243,10 @@ int qk_kernel_info(void *queue_ref, void *kernel, uint64_t out[5],
   });
 }
 
-// Argument kinds for qk_launch.
-enum { QK_ARG_VALUE = 0, QK_ARG_USM = 1, QK_ARG_LOCAL = 2 };
-
-// Enqueue a 1-D nd_range launch of `kernel` on the queue.
+// Enqueue an nd_range launch of `kernel` on the queue, over `dims` (1..3)
+// dimensions: global[0..dims) work-items in work-groups of local[0..dims)
+// (each global size a multiple of its local size; dimension 0 is SYCL's
+// slowest-varying one, as an nd_range's first range entry).
 //   kinds[i] == QK_ARG_VALUE: arg_ptrs[i] points to arg_sizes[i] bytes passed
 //                             by value (scalars, small POD structs);
 //   kinds[i] == QK_ARG_USM:   arg_ptrs[i] points to a void* holding a USM
@@ -208,40 +267,26 @@ enum { QK_ARG_VALUE = 0, QK_ARG_USM = 1, QK_ARG_LOCAL = 2 };
 // The call returns once the launch is enqueued, not when it has finished.
 int qk_launch(void *queue_ref, void *kernel, int nargs,
               const void *const *arg_ptrs, const size_t *arg_sizes,
-              const int *kinds, size_t global, size_t local,
-              size_t local_mem_bytes, void **event_out, char **err) {
+              const int *kinds, int dims, const size_t *global,
+              const size_t *local, size_t local_mem_bytes, void **event_out,
+              char **err) {
   return guarded(err, [&] {
     sycl::queue &q = Q(queue_ref);
     auto &k = *static_cast<sycl::kernel *>(kernel);
-    sycl::nd_range<1> ndr{sycl::range<1>{global}, sycl::range<1>{local}};
-    sycl::event ev = q.submit([&](sycl::handler &h) {
-      for (int i = 0; i < nargs; ++i) {
-        switch (kinds[i]) {
-        case QK_ARG_USM:
-          // A typed pointer arg lets the runtime use the USM-pointer path
-          // (clSetKernelArgMemPointerINTEL on OpenCL), not a plain value.
-          h.set_arg(i, *static_cast<void *const *>(arg_ptrs[i]));
-          break;
-        case QK_ARG_LOCAL: {
-          syclex::work_group_memory<char[]> wgm(arg_sizes[i], h);
-          h.set_arg(i, wgm);
-          break;
-        }
-        default:
-          h.set_arg(i, syclex::raw_kernel_arg(arg_ptrs[i], arg_sizes[i]));
-        }
-      }
-      if (local_mem_bytes) {
-        syclex::nd_launch(
-            h,
-            syclex::launch_config{
-                ndr, syclex::properties{
-                         syclex::work_group_scratch_size(local_mem_bytes)}},
-            k);
-      } else {
-        h.parallel_for(ndr, k);
-      }
-    });
+    sycl::event ev;
+    switch (dims) {
+    case 1:
+      ev = submit<1>(q, k, nargs, arg_ptrs, arg_sizes, kinds, global, local, local_mem_bytes);
+      break;
+    case 2:
+      ev = submit<2>(q, k, nargs, arg_ptrs, arg_sizes, kinds, global, local, local_mem_bytes);
+      break;
+    case 3:
+      ev = submit<3>(q, k, nargs, arg_ptrs, arg_sizes, kinds, global, local, local_mem_bytes);
+      break;
+    default:
+      throw std::invalid_argument("qk_launch: dims must be 1, 2 or 3");
+    }
     if (event_out) *event_out = new sycl::event(std::move(ev));
   });
 }

@@ -28,14 +28,14 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..cache import cache_dir, write_atomic
+from ..cache import cache_dir, discard, load_entry, store_entry, store_file, verify_file, writable_dir
 from ..errors import BuildError, QKGenError
 
 __all__ = ["SyclError", "SyclBuildError", "LocalMem", "Program", "Kernel",
            "Event", "launch", "can_build", "load_helper", "check_toolchain", "identity"]
 
 _HELPER_SRC = Path(__file__).with_name("sycl_helper.cpp")
-_ABI = 3  # must match qk_abi_version() in sycl_helper.cpp
+_ABI = 4  # must match qk_abi_version() in sycl_helper.cpp
 _ARG_VALUE, _ARG_USM, _ARG_LOCAL = 0, 1, 2  # QK_ARG_* in sycl_helper.cpp
 # intel-sycl-rt 2026.2.0: building source that uses these segfaults the
 # process inside syclex::build (ProgramManager::cacheKernelImplicitLocalArg),
@@ -102,7 +102,9 @@ def check_toolchain() -> None:
     _compiler()
 
 
-def _build_helper() -> Path:
+def _build_helper() -> tuple[Path, str]:
+    """(path of the helper .so, its cache key): the cached build if its digest matches, else a
+    fresh build (a truncated or emptied .so is never handed to dlopen: it would SIGBUS)."""
     inc, libsycl, rt_version = _find_sycl()
     cxx = _compiler()
     cxx_version = subprocess.run([cxx, "--version"], capture_output=True,
@@ -111,27 +113,47 @@ def _build_helper() -> Path:
     key = hashlib.sha256(b"\0".join([
         src, cxx_version.encode(), rt_version.encode(),
         str(libsycl.resolve()).encode(), str(inc).encode()])).hexdigest()[:16]
-    out = cache_dir("sycl_helper", f"sycl_helper-{key}.so")
-    if out.is_file():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
+    folder, _ = writable_dir("sycl_helper")  # a private folder if the cache cannot be written
+    out = folder / f"sycl_helper-{key}.so"
+    if verify_file(out, key):
+        return out, key
     # Compile to a temp name and rename: concurrent processes may race here.
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".sycl_helper-", suffix=".so.tmp", dir=folder)
     os.close(fd)
     cmd = [cxx, "-std=c++17", "-O2", "-fPIC", "-shared",
            "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING", f"-I{inc}",
            str(_HELPER_SRC), "-o", tmp, str(libsycl),
            f"-Wl,-rpath,{libsycl.parent}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        os.unlink(tmp)
-        raise SyclError(f"building the SYCL helper failed:\n{' '.join(cmd)}\n{r.stderr}")
-    os.replace(tmp, out)
-    return out
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SyclError(f"building the SYCL helper failed:\n{' '.join(cmd)}\n{r.stderr}")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+        store_file(out, key)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return out, key
 
 
 _lib = None
 _lib_lock = threading.Lock()
+
+
+def _open_helper() -> C.CDLL:
+    """dlopen the helper; one that fails to load or has another ABI is deleted and rebuilt once."""
+    for attempt in (1, 2):
+        path, key = _build_helper()
+        try:
+            lib = C.CDLL(str(path))
+            if lib.qk_abi_version() == _ABI:
+                return lib
+            why = "stale sycl_helper build (ABI mismatch)"
+        except OSError as e:
+            why = f"loading the SYCL helper {path} failed: {e}"
+        discard(path)
+    raise SyclError(why)
 
 
 def load_helper() -> C.CDLL:
@@ -139,9 +161,7 @@ def load_helper() -> C.CDLL:
     global _lib
     with _lib_lock:
         if _lib is None:
-            lib = C.CDLL(str(_build_helper()))
-            if lib.qk_abi_version() != _ABI:
-                raise SyclError("stale sycl_helper build (ABI mismatch)")
+            lib = _open_helper()
             vp, pp, i, sz = C.c_void_p, C.POINTER(C.c_void_p), C.c_int, C.c_size_t
             sigs = {
                 "qk_free": (None, [vp]),
@@ -155,7 +175,7 @@ def load_helper() -> C.CDLL:
                 "qk_kernel_release": (None, [vp]),
                 "qk_kernel_info": (i, [vp, vp, C.POINTER(C.c_uint64), pp]),
                 "qk_launch": (i, [vp, vp, i, pp, C.POINTER(sz), C.POINTER(i),
-                                  sz, sz, sz, pp, pp]),
+                                  i, C.POINTER(sz), C.POINTER(sz), sz, pp, pp]),
                 "qk_event_wait": (i, [vp, pp]),
                 "qk_event_profile": (i, [vp, C.POINTER(C.c_uint64),
                                          C.POINTER(C.c_uint64), pp]),
@@ -237,11 +257,8 @@ class Program:
         if path is not None and self._load(path):
             return
         self._build(C.c_void_p(_queue_ref(queue)))
-        if path is not None:
-            try:
-                write_atomic(path, self.to_bytes())
-            except OSError:
-                pass  # a read-only cache costs a recompile, not a failure
+        if path is not None:  # keyed by the file name: another kernel's bundle never matches
+            store_entry(path, self.to_bytes(), path.name)
 
     @classmethod
     def load(cls, queue, path, name: str = "program") -> Program | None:
@@ -260,16 +277,16 @@ class Program:
         self._h = C.c_void_p()
 
     def _load(self, path: Path) -> bool:
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = load_entry(path, path.name)  # None if missing or damaged (then deleted)
+        if data is None:
             return False
         lib, err = self._lib, C.c_void_p()
         q = C.c_void_p(_queue_ref(self.queue))
         if lib.qk_bundle_load(q, data, len(data), C.byref(self._h), C.byref(err)) == 0:
             self.from_cache = True
             return True
-        _take_str(lib, err)  # unreadable/stale entry: the caller rebuilds
+        _take_str(lib, err)  # a bundle the runtime refuses: deleted, the caller rebuilds
+        discard(path)
         return False
 
     def _build(self, q):
@@ -385,16 +402,23 @@ def _usm_pointer(arg):
     return None
 
 
-def launch(queue, kernel: Kernel, args, global_size: int, local_size: int,
+def launch(queue, kernel: Kernel, args, global_size, local_size,
            local_mem_bytes: int = 0) -> Event:
-    """Enqueue ``kernel`` over a 1-D nd_range; returns without waiting.
+    """Enqueue ``kernel`` over a 1-, 2- or 3-D nd_range; returns without waiting.
 
+    ``global_size`` / ``local_size``: an int or a tuple of 1..3 ints (the same
+    length; each global size a multiple of its local size).
     ``args`` items: dpctl USM memory / usm_ndarray (passed as pointers),
     numpy scalars or ctypes scalars (by value), ``LocalMem(n)``.
     ``local_mem_bytes`` sets the work_group_scratch_size launch property
     (``get_work_group_scratch_memory()``); see _CRASHY_SOURCE for why
     run-time compiled kernels use ``LocalMem`` instead for now.
     """
+    gsz = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+    lsz = (local_size,) if isinstance(local_size, int) else tuple(local_size)
+    if not 1 <= len(gsz) <= 3 or len(gsz) != len(lsz):
+        raise ValueError(f"global_size {global_size!r} / local_size {local_size!r}: 1 to 3 dimensions each, "
+                         "the same number")
     lib = kernel._lib
     n = len(args)
     ptrs, sizes, kinds = (C.c_void_p * n)(), (C.c_size_t * n)(), (C.c_int * n)()
@@ -417,8 +441,9 @@ def launch(queue, kernel: Kernel, args, global_size: int, local_size: int,
         keep.append(buf)
         ptrs[i], sizes[i] = C.cast(C.pointer(buf), C.c_void_p), C.sizeof(buf)
     ev, err = C.c_void_p(), C.c_void_p()
+    dims = len(gsz)
     rc = lib.qk_launch(C.c_void_p(_queue_ref(queue)), kernel._h, n, ptrs, sizes,
-                       kinds, global_size, local_size, local_mem_bytes,
-                       C.byref(ev), C.byref(err))
+                       kinds, dims, (C.c_size_t * 3)(*gsz), (C.c_size_t * 3)(*lsz),
+                       local_mem_bytes, C.byref(ev), C.byref(err))
     _check(lib, rc, err, f"launching {kernel.name}")
     return Event(lib, ev, keepalive=list(args))

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import qkgen
-from qkgen import check, reference
+from qkgen.formats import reference
+from qkgen.tools import check
 from qkgen import formats as F
 from qkgen.backends import get
-from qkgen.catalog import variants
+from qkgen.tools.catalog import variants
 
 opencl = get("opencl")
 pytestmark = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
@@ -101,12 +102,12 @@ def test_disk_cache_serves_a_second_process(tmp_path):
 
 def test_build_error_carries_log_and_numbered_source():
     from qkgen.backends import open_device
-    from qkgen.render import KernelSource
+    from qkgen.kernels.source import Arg, KernelSource
 
     dev = open_device("opencl")
-    ks = KernelSource(op="dequantize", format="nf4", backend="opencl", name="broken", template="-",
+    ks = KernelSource(op="dequantize", format="nf4", target=dev.target, name="broken", template="-",
                       source="__kernel void broken(__global float* x) { x[0] = undefined_thing; }\n",
-                      params=(), args=(), wg=1, per_item=1)  # fmt: skip
+                      params=(), args=(Arg("x", "out", "f32"),), wg=1)  # fmt: skip
     with pytest.raises(qkgen.BuildError) as e:
         dev.compile(ks)
     assert "undefined_thing" in e.value.log

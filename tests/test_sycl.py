@@ -17,14 +17,16 @@ import numpy as np
 import pytest
 
 import qkgen
-from qkgen import check, reference
+from qkgen.formats import reference
+from qkgen.tools import check
 from qkgen import formats as F
 from qkgen.backends import get, open_device
 from qkgen.backends.sycl import ORDER
-from qkgen.catalog import variants
-from qkgen.dialects import dialect
+from qkgen.tools.catalog import variants
+from qkgen.kernels.dialects import dialect
 from qkgen.errors import BackendUnavailable, BuildError, QKGenValueError
-from qkgen.render import KernelSource, render
+from qkgen.kernels.source import Arg, KernelSource
+from qkgen.kernels.render import render
 
 sycl = get("sycl")
 WHY = sycl.why_unavailable()
@@ -61,13 +63,13 @@ def test_dequantize_matches_reference(v, dev, rng, poisoned):
     assert exact, f"max abs err {err}"
 
 
-def test_devices_in_preference_order_with_caps(dev):
+def test_devices_in_preference_order_with_targets(dev):
     rank = {f"{be}:{kind}": i for i, (be, kind) in enumerate(ORDER)}
     ranks = [rank[":".join(d.details["filter"].split(":")[:2])] for d in sycl.devices()]
     assert ranks == sorted(ranks)
-    caps = dev.info.caps
-    assert set(caps) == {"fp16", "subgroups", "subgroup_size", "dot4"}
-    assert caps["subgroups"] and caps["subgroup_size"] == 16 and caps["dot4"] is False
+    t = dev.target
+    assert t is dev.info.target and t.backend == "sycl" and t.name == f"sycl:{dev.info.name}"
+    assert t.subgroups and t.subgroup_size == 16 and 16 in t.subgroup_sizes and t.dot4 is False
 
 
 def test_usm_arrays_are_used_in_place(dev, rng, poisoned):
@@ -111,8 +113,9 @@ def test_required_subgroup_size_reaches_the_device(dev):
         f"    if (i < n) out[i] = s * 100.0f + (float){d.sg_lane()};",
         "}",
     ])  # fmt: skip
-    ks = KernelSource(op="test", format="-", backend="sycl", name="qk_test_subgroup", source=source,
-                      template="-", params=(), args=(), wg=64, per_item=1)  # fmt: skip
+    args = (Arg("out", "out", "f32"), Arg("n", "scalar", "u32"))
+    ks = KernelSource(op="test", format="-", target=dev.target, name="qk_test_subgroup", source=source,
+                      template="-", params=(), args=args, wg=64)  # fmt: skip
     kernel = dev.compile(ks)
     assert kernel.info()["compile_sub_group_size"] == 16
     out, arr = dev.empty(128, "f32", poison=True)
@@ -144,8 +147,8 @@ def test_build_error_has_log_and_numbered_source(dev):
 _CHILD = """
 import json, sys, time, dataclasses
 from qkgen.backends import open_device
-from qkgen.catalog import variants
-from qkgen.render import render
+from qkgen.tools.catalog import variants
+from qkgen.kernels.render import render
 dev = open_device("sycl", "cpu")
 def ks_of(v):
     kw = {k: x for k, x in v.items() if k not in ("op", "format")}
@@ -237,9 +240,10 @@ def test_host_pointer_is_not_usm_of_this_device(dev):
 
 
 def test_local_arg_types(dev):
-    assert dev.local_arg("float", 16).nbytes == 64
-    with pytest.raises(QKGenValueError, match="ctype: .*'double'.*allowed"):
-        dev.local_arg("double", 4)
+    assert dev.local_arg("f32", 16).nbytes == 64
+    assert dev.local_arg("u8", 16).nbytes == 16
+    with pytest.raises(QKGenValueError, match="local_arg: .*'f64'.*allowed: .*f32"):
+        dev.local_arg("f64", 4)
 
 
 def test_torch_tensors_without_xpu_are_not_native(dev):

@@ -1,0 +1,191 @@
+"""Array interop of the CUDA backend: torch CUDA tensors, pycuda GPUArrays and anything with
+__cuda_array_interface__ are kernel arguments as they are (their device address), after checks of
+device, context, dtype, layout and alignment; numpy is copied in. Outputs are made in the caller's
+array type (torch for torch inputs).
+
+Every device is used through its primary context, the one torch, cupy and numba use, so a torch
+tensor's data_ptr() is simply a kernel argument. A launch touching a torch tensor goes on torch's
+current stream (TorchPtr marks those addresses).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any
+
+import numpy as np
+
+from ..errors import QKGenValueError
+from .base import VECTOR_ALIGN, Device, host_dtype
+from .cuda_driver import CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CUDAError
+
+class TorchPtr(int):
+    """A device address owned by torch: launches that use one go on torch's current stream."""
+
+
+def is_torch_tensor(a: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(a, torch.Tensor)
+
+
+def is_gpuarray(a: Any) -> bool:
+    mod = sys.modules.get("pycuda.gpuarray")
+    return mod is not None and isinstance(a, mod.GPUArray)
+
+
+def _cuda_array_interface(a: Any) -> dict | None:
+    if isinstance(a, np.ndarray):
+        return None
+    try:
+        cai = getattr(a, "__cuda_array_interface__", None)
+    except Exception:  # noqa: BLE001 (a CPU tensor of some framework may refuse the attribute)
+        return None
+    return cai if isinstance(cai, dict) else None
+
+
+def _c_contiguous(shape: tuple, strides: tuple | None, itemsize: int) -> bool:
+    if strides is None:
+        return True
+    want = itemsize
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != want:
+            return False
+        want *= size
+    return True
+
+
+def torch_dtype(torch, dtype: str):
+    """The torch dtype of a dtypes.py name."""
+    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "u8": "uint8", "i8": "int8", "u32": "uint32"}
+    return getattr(torch, names[dtype])
+
+
+class CUDAArrays(Device):
+    """The memory half of CUDADevice (which provides ordinal, ctx, drv, cu and _active)."""
+
+    # ---- inputs ----
+    def is_native(self, array: Any) -> bool:
+        if is_torch_tensor(array):
+            return array.is_cuda
+        return is_gpuarray(array) or _cuda_array_interface(array) is not None
+
+    def as_input(self, array: Any, name: str, dtypes: tuple[str, ...]) -> Any:
+        if is_torch_tensor(array) and not array.is_cuda:
+            raise self._cpu_tensor_error(array, name)
+        if self.is_native(array):
+            return self._native(array, name, dtypes)
+        return super().as_input(array, name, dtypes)  # numpy: copied in
+
+    def native_buffer(self, array: Any, name: str) -> Any:
+        return self._native(array, name, None)
+
+    def _cpu_tensor_error(self, t: Any, name: str) -> QKGenValueError:
+        return QKGenValueError(
+            f"{name}: torch tensor is on {t.device}; allowed: CUDA tensors on cuda:{self.ordinal} or numpy "
+            f"arrays: move it with .cuda({self.ordinal}) or pass .numpy()"
+        )
+
+    def _native(self, a: Any, name: str, dtypes: tuple[str, ...] | None) -> int:
+        if is_torch_tensor(a):
+            if a.device.index != self.ordinal:
+                raise self._other_gpu(name, f"cuda:{a.device.index}")
+            dt = str(a.dtype).replace("torch.", "")
+            return TorchPtr(self._checked(name, a.data_ptr(), dt, a.is_contiguous(), dtypes))
+        if is_gpuarray(a):
+            ptr, dt, contiguous = int(a.gpudata), a.dtype.name, bool(a.flags.c_contiguous)
+            stream = None
+        else:
+            cai = _cuda_array_interface(a)
+            ptr, typ = int(cai["data"][0]), np.dtype(cai["typestr"])
+            dt, contiguous = typ.name, _c_contiguous(tuple(cai["shape"]), cai.get("strides"), typ.itemsize)
+            stream = cai.get("stream")
+        ptr = self._checked(name, ptr, dt, contiguous, dtypes)
+        with self._active():
+            self._check_owner(name, ptr)
+            if stream:  # __cuda_array_interface__ v3: the producer's stream must be done with it
+                self.cu("cuStreamSynchronize", ctypes.c_void_p(int(stream)))
+        return ptr
+
+    def _checked(self, name: str, ptr: int, dtype: str, contiguous: bool, dtypes: tuple | None) -> int:
+        if dtypes and dtype not in dtypes:
+            raise QKGenValueError(f"{name}: dtype {dtype}; allowed: {', '.join(dtypes)}")
+        if not contiguous:
+            raise QKGenValueError(
+                f"{name}: array is not contiguous; allowed: C-contiguous arrays (.contiguous())"
+            )
+        if ptr % VECTOR_ALIGN:
+            raise QKGenValueError(
+                f"{name}: misaligned: starts at address 0x{ptr:x}, {ptr % VECTOR_ALIGN} bytes past a "
+                f"{VECTOR_ALIGN}-byte boundary; allowed: {VECTOR_ALIGN}-byte aligned buffers (a fresh "
+                "allocation or .clone(), not a view at an offset)"
+            )
+        return ptr
+
+    def _other_gpu(self, name: str, where: str) -> QKGenValueError:
+        return QKGenValueError(f"{name}: array is on another GPU ({where}); allowed: arrays on "
+                               f"cuda:{self.ordinal} ({self.info.name})")  # fmt: skip
+
+    def _check_owner(self, name: str, ptr: int) -> None:
+        """Non-torch memory: it must be device memory of this GPU's primary context."""
+        ordinal, ctx, p = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64(ptr)
+        try:
+            self.cu("cuPointerGetAttribute", ctypes.byref(ordinal), CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p)
+            self.cu("cuPointerGetAttribute", ctypes.byref(ctx), CU_POINTER_ATTRIBUTE_CONTEXT, p)
+        except CUDAError as e:
+            raise QKGenValueError(
+                f"{name}: 0x{ptr:x} is not CUDA memory ({e}); allowed: device arrays"
+            ) from None
+        if ordinal.value != self.ordinal:
+            raise self._other_gpu(name, f"cuda:{ordinal.value}")
+        if ctx.value and ctx.value != self.ctx.handle:
+            raise QKGenValueError(
+                f"{name}: array belongs to another CUDA context on this GPU (pycuda.autoinit's?); allowed: "
+                "memory of the primary context (torch, cupy, or pycuda after Device.retain_primary_context())"
+            )
+
+    def upload(self, host: np.ndarray):
+        with self._active():
+            buf = self.drv.mem_alloc(max(host.nbytes, 1))
+            if host.nbytes:
+                self.drv.memcpy_htod(buf, host)
+        return buf
+
+    # ---- outputs ----
+    def empty(self, count: int, dtype: str, like: Any = None, poison: bool = False) -> tuple[Any, Any]:
+        nbytes = count * host_dtype(dtype).itemsize
+        if is_torch_tensor(like):
+            import torch
+
+            if not like.is_cuda:
+                raise self._cpu_tensor_error(like, "data")
+            if like.device.index != self.ordinal:
+                raise self._other_gpu("data", str(like.device))
+            out = torch.empty(count, dtype=torch_dtype(torch, dtype), device=like.device)
+            if poison:  # all-ones bytes: NaN in f32, f16 and bf16
+                out.view(torch.uint8).fill_(0xFF)
+            return TorchPtr(out.data_ptr()), out
+        with self._active():
+            if like is not None and self.is_native(like):  # GPUArray or another CUDA array: a GPUArray
+                from pycuda import gpuarray
+
+                out = gpuarray.empty((count,), host_dtype(dtype))
+                buf = out.gpudata
+            else:
+                out = buf = self.drv.mem_alloc(nbytes)
+            if poison:
+                self.drv.memset_d8(buf, 0xFF, nbytes)
+        return buf, out
+
+    def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
+        if is_torch_tensor(array):
+            import torch
+
+            t = array.detach().cpu()
+            return t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
+        with self._active():
+            if is_gpuarray(array):
+                return array.get()
+            host = np.empty(count, host_dtype(dtype))
+            self.drv.memcpy_dtoh(host, array)
+        return host

@@ -1,0 +1,173 @@
+"""The CUDA driver: pycuda for devices, contexts and memory, plus the few libcuda calls pycuda does
+not expose (module loading, launches on foreign streams, events, pointer attributes, async copies),
+made through ctypes on the same libcuda pycuda is linked to, so there is one driver state.
+
+pycuda can neither wrap a foreign stream handle nor hand out a kernel's CUfunction, which is why
+modules are loaded and kernels launched here rather than through pycuda.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import BackendUnavailable, QKGenError, QKGenValueError
+
+_LIBCUDA = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
+CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 1, 9
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_STATIC_SHARED_LIMIT = 48 * 1024  # dynamic shared memory beyond this needs an opt-in per kernel
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+
+class CUDAError(QKGenError, RuntimeError):
+    """A CUDA driver call made through libcuda failed."""
+
+    def __init__(self, call: str, code: int, text: str):
+        self.call, self.code = call, code
+        super().__init__(f"cuda: {call} failed: {text}")
+
+
+class LibCuda:
+    """libcuda's functions by name; a non-zero result raises CUDAError with the driver's text."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        self._lib = lib
+
+    def __call__(self, fn: str, *args) -> None:
+        rc = getattr(self._lib, fn)(*args)
+        if rc != 0:
+            raise CUDAError(fn, rc, self.describe(rc))
+
+    def describe(self, rc: int) -> str:
+        name, text = ctypes.c_char_p(), ctypes.c_char_p()
+        self._lib.cuGetErrorName(rc, ctypes.byref(name))
+        self._lib.cuGetErrorString(rc, ctypes.byref(text))
+        return f"{(name.value or b'CUDA error %d' % rc).decode()}: {(text.value or b'').decode()}"
+
+
+_driver_cache: tuple[Any, LibCuda] | None = None
+_driver_lock = threading.Lock()
+
+
+def driver() -> tuple[Any, LibCuda]:
+    """(pycuda.driver, libcuda), loaded and initialised once; BackendUnavailable says why not."""
+    global _driver_cache
+    with _driver_lock:
+        if _driver_cache is None:
+            _driver_cache = _load()
+    return _driver_cache
+
+
+def _load() -> tuple[Any, LibCuda]:
+    try:
+        found = importlib.util.find_spec("pycuda") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise BackendUnavailable("cuda: pycuda is not installed; pip install 'qkgen[cuda]'")
+    try:
+        lib = ctypes.CDLL(_LIBCUDA)
+    except OSError as e:
+        raise BackendUnavailable(f"cuda: cannot load libcuda (no NVIDIA driver): {e}") from None
+    try:
+        import pycuda.driver as drv
+    except ImportError as e:
+        raise BackendUnavailable(f"cuda: pycuda cannot be imported ({e}); is it built for this driver?") from None
+    try:
+        drv.init()
+    except drv.Error as e:
+        if "no CUDA-capable device" in str(e):
+            raise BackendUnavailable(f"cuda: no CUDA GPU ({e})") from None
+        raise BackendUnavailable(f"cuda: the CUDA driver failed to initialise ({e})") from None
+    return drv, LibCuda(lib)
+
+
+def nvidia_driver_version() -> str:
+    try:  # Linux; elsewhere the CUDA driver API version alone identifies the driver
+        return Path("/proc/driver/nvidia/version").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+@dataclass
+class Kernel:
+    name: str
+    module: ctypes.c_void_p  # never unloaded: a device keeps its kernels for the process's life
+    func: ctypes.c_void_p
+    kinds: tuple[str, ...]  # per argument: "in"/"out" (pointer), "u32", "f32"
+    dynamic_shared: int = _STATIC_SHARED_LIMIT  # what the kernel may take without a new opt-in
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def load_module(cu: LibCuda, cubin: bytes, name: str, kinds: tuple[str, ...]) -> Kernel:
+    """Load a cubin into the current context and look its kernel up."""
+    module, func = ctypes.c_void_p(), ctypes.c_void_p()
+    cu("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(cubin))
+    cu("cuModuleGetFunction", ctypes.byref(func), module, name.encode())
+    return Kernel(name, module, func, kinds)
+
+
+def _params(kernel: Kernel, args: list):
+    if len(args) != len(kernel.kinds):
+        raise QKGenValueError(f"args: {kernel.name} takes {len(kernel.kinds)} arguments, got {len(args)}")
+    vals = []
+    for i, (kind, a) in enumerate(zip(kernel.kinds, args)):
+        if kind == "f32":
+            vals.append(ctypes.c_float(float(a)))
+        elif kind == "u32":
+            if not 0 <= int(a) < 2**32:
+                raise QKGenValueError(f"args[{i}]: {a} does not fit a u32 argument of {kernel.name}")
+            vals.append(ctypes.c_uint32(int(a)))
+        else:
+            vals.append(ctypes.c_uint64(int(a)))
+    # vals must outlive the call: returned with the pointer array
+    return vals, (ctypes.c_void_p * len(vals))(*(ctypes.addressof(v) for v in vals))
+
+
+def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: tuple, shared: int,
+                  stream: int) -> None:  # fmt: skip
+    """cuLaunchKernel over a 3-D grid of 3-D blocks with `shared` bytes of dynamic shared memory."""
+    for i, (g, lim) in enumerate(zip(grid, _GRID_LIMITS)):
+        if not 0 < g <= lim:
+            raise QKGenValueError(f"global_size: {g} work-groups in dimension {i}; allowed: 1..{lim}")
+    if shared > kernel.dynamic_shared:
+        with kernel.lock:  # an opt-in per kernel, raised as launches ask for more
+            cu("cuFuncSetAttribute", kernel.func, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+               ctypes.c_int(shared))  # fmt: skip
+            kernel.dynamic_shared = shared
+    vals, params = _params(kernel, args)
+    dims = [ctypes.c_uint(v) for v in (*grid, *block)]
+    cu("cuLaunchKernel", kernel.func, *dims, ctypes.c_uint(shared), ctypes.c_void_p(stream), params, None)
+    del vals
+
+
+class EventTimer:
+    """Milliseconds between two CUDA events recorded on one stream around some work."""
+
+    def __init__(self, cu: LibCuda, stream: int):
+        self.cu, self.stream = cu, ctypes.c_void_p(stream)
+        self.start, self.end = ctypes.c_void_p(), ctypes.c_void_p()
+
+    def __enter__(self) -> EventTimer:
+        self.cu("cuEventCreate", ctypes.byref(self.start), 0)
+        self.cu("cuEventCreate", ctypes.byref(self.end), 0)
+        self.cu("cuEventRecord", self.start, self.stream)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if exc[0] is None:
+                ms = ctypes.c_float()
+                self.cu("cuEventRecord", self.end, self.stream)
+                self.cu("cuEventSynchronize", self.end)
+                self.cu("cuEventElapsedTime", ctypes.byref(ms), self.start, self.end)
+                self.ms = ms.value
+        finally:
+            self.cu("cuEventDestroy_v2", self.start)
+            self.cu("cuEventDestroy_v2", self.end)

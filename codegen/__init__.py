@@ -3,17 +3,23 @@
     import qkgen
     qt = qkgen.quantize(weights, "nf4", blocksize=64, nested=True)   # reference codec
     y = qkgen.dequantize(qt, dtype="bf16")                          # on the selected device
-    print(qkgen.render("dequantize", "nf4", "cuda", dtype="bf16").source)
+    print(qkgen.render("dequantize", "nf4", "cuda-sm90", dtype="bf16").source)
+
+Layout: formats/ (rows, families, reference codecs, QTensor) -> kernels/ (targets, dialects, op
+registry, render) -> runtime/ (plans, API) -> tools/ (CLI, check, bench); backends/ compile and
+launch. docs/architecture.md draws the data flow.
 """
 
 from . import formats  # callable: qkgen.formats() lists the rows
-from .api import dequantize, gemv, quantize
 from .errors import BackendUnavailable, BuildError, FormatError, QKGenError, QKGenValueError
-from .qtensor import QTensor
-from .render import KernelSource, render
+from .formats import QTensor
+from .kernels.render import render
+from .kernels.source import KernelSource
+from .kernels.target import PROFILES, Target
+from .runtime.api import dequantize, gemv, quantize
 from .version import __version__
 
 __all__ = [
-    "__version__", "formats", "quantize", "dequantize", "gemv", "render", "QTensor", "KernelSource",
-    "QKGenError", "QKGenValueError", "FormatError", "BackendUnavailable", "BuildError",
+    "__version__", "formats", "quantize", "dequantize", "gemv", "render", "QTensor", "KernelSource", "Target",
+    "PROFILES", "QKGenError", "QKGenValueError", "FormatError", "BackendUnavailable", "BuildError",
 ]  # fmt: skip

@@ -1,7 +1,5 @@
 """qkgen's exceptions. Every message names the argument at fault and what is allowed."""
 
-from .formats import FormatError
-
 
 class QKGenError(Exception):
     """Base of qkgen's own errors."""
@@ -9,6 +7,10 @@ class QKGenError(Exception):
 
 class QKGenValueError(QKGenError, ValueError):
     """Bad input: wrong dtype, shape, blocksize, alignment, layout or unknown name."""
+
+
+class FormatError(QKGenValueError):
+    """A format row, or a request for a format, that qkgen cannot honour."""
 
 
 class BackendUnavailable(QKGenError, RuntimeError):

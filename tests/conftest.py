@@ -5,7 +5,7 @@ import zlib
 import numpy as np
 import pytest
 
-import qkgen.api
+import qkgen.runtime.plan
 
 
 @pytest.fixture
@@ -17,6 +17,6 @@ def rng(request):
 @pytest.fixture
 def poisoned():
     """Outputs are filled with NaN bytes before kernels run: an unwritten element cannot pass."""
-    before, qkgen.api.POISON_OUTPUTS = qkgen.api.POISON_OUTPUTS, True
+    before, qkgen.runtime.plan.POISON_OUTPUTS = qkgen.runtime.plan.POISON_OUTPUTS, True
     yield
-    qkgen.api.POISON_OUTPUTS = before
+    qkgen.runtime.plan.POISON_OUTPUTS = before

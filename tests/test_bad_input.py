@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import qkgen
-from qkgen import reference
+from qkgen.formats import reference
 from qkgen.backends import get, select
 
 opencl = get("opencl")

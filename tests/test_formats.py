@@ -64,9 +64,8 @@ def test_dynamic_map_equals_bitsandbytes():
 )
 def test_invalid_rows_are_rejected_naming_the_field(change, field):
     base = F.get("q4_0") if "block_bytes" in change or "fields" in change else F.get("nf4")
-    bad = dataclasses.replace(base, **change)
-    with pytest.raises(F.FormatError, match=f"field '{field}'"):
-        F._check(bad)
+    with pytest.raises(F.FormatError, match=f"field '{field}'"):  # at construction or at registration
+        F.check_row(dataclasses.replace(base, **change))
 
 
 def test_unknown_format_and_blocksize():

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import qkgen
-from qkgen import check, reference
+from qkgen.formats import reference
+from qkgen.tools import check
 from qkgen import formats as F
 from qkgen.backends import get
-from qkgen.catalog import variants
-from qkgen.render import render
+from qkgen.tools.catalog import variants
+from qkgen.kernels.render import render
 
 opencl = get("opencl")
 pytestmark = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")

@@ -13,13 +13,17 @@ import numpy as np
 import pytest
 
 import qkgen
-from qkgen import reference
+from qkgen.formats import reference
 from qkgen import formats as F
 from qkgen.backends import get
-from qkgen.catalog import variants
-from qkgen.dialects import BACKENDS
-from qkgen.int8dot import quantize_q8_1_device
-from qkgen.render import INT8DOT_FORMATS, OPS, render
+from qkgen.tools.catalog import variants
+from qkgen.kernels.target import BACKENDS
+from qkgen.runtime.api import quantize_q8_1_device
+from qkgen.kernels.ops import OPS
+from qkgen.kernels.ops import get_op
+from qkgen.kernels.render import render
+
+INT8DOT_FORMATS = get_op("gemv_int8dot").formats()
 
 opencl = get("opencl")
 needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")

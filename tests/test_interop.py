@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from qkgen import formats as F
-from qkgen import reference as R
-from qkgen.qtensor import QTensor
+from qkgen.formats import reference as R
+from qkgen.formats import QTensor
 
 gguf = pytest.importorskip("gguf")
 torch = pytest.importorskip("torch")
@@ -101,7 +101,8 @@ def test_from_gguf_block_bytes(name):
     gtype = gguf.GGMLQuantizationType[name.upper()]
     blocks = gguf.quants.quantize(x, gtype)  # u8 [rows, row bytes]
     qt = QTensor.from_gguf(blocks, name, x.shape)
-    assert np.shares_memory(qt.data, blocks) and qt.to_gguf() is blocks
+    assert np.shares_memory(qt.data, blocks) and np.shares_memory(qt.to_gguf(), blocks)
+    assert qt.to_gguf().shape == blocks.shape  # [rows, row bytes], as gguf holds them
     assert bits_equal(R.dequantize(qt), gguf.quants.dequantize(blocks, gtype))
     assert np.array_equal(R.quantize(x, name).data, blocks.reshape(-1))
 

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qkgen import formats as F
-from qkgen import reference as R
+from qkgen.formats import reference as R
 from qkgen.errors import QKGenValueError
-from qkgen.qtensor import QTensor
+from qkgen.formats import QTensor
 
 gguf = pytest.importorskip("gguf")
 torch = pytest.importorskip("torch")

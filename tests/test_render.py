@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import qkgen
-from qkgen.catalog import variants
-from qkgen.dialects import BACKENDS
-from qkgen.render import render
+from qkgen.tools.catalog import variants
+from qkgen.kernels.target import BACKENDS
+from qkgen.kernels.render import render
 
 GOLDEN = Path(__file__).parent / "golden"
 # A few kernels whose full source is pinned: a change to them must be deliberate.
@@ -44,13 +44,13 @@ def test_render_imports_no_gpu_package():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_kernel_renders_deterministically(backend):
     names = set()
-    from qkgen.render import ops
+    from qkgen.kernels.ops import ops
 
     every = [v for op in ops() for v in variants(op)]
     for v in every:
         op, fmt = v.pop("op"), v.pop("format")
         ks = render(op, fmt, backend, **v)
-        from qkgen.render import _render
+        from qkgen.kernels.render import _render
 
         _render.cache_clear()
         again = render(op, fmt, backend, **v)

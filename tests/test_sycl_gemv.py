@@ -6,8 +6,8 @@ import pytest
 
 import qkgen
 from qkgen.backends import get
-from qkgen.catalog import variants
-from qkgen.render import render
+from qkgen.tools.catalog import variants
+from qkgen.kernels.render import render
 
 from .test_gemv import N_ROWS, assert_close, weight, x_host
 

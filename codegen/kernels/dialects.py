@@ -6,9 +6,9 @@ barriers, local and constant memory, half/bf16 loads and stores, vector loads, a
 reduction with a local-memory fallback. A dialect is a small subclass holding strings and a few
 functions, in the manner of tinygrad's renderer/cstyle.py.
 
-Capabilities of the target device (fp16 arithmetic, sub-groups, integer dot products) are fields
-of the dialect instance, so one class renders for every device of its backend. Rendering a dialect
-never touches a device: backends read the capabilities and pass them in.
+A dialect instance carries the typed Target it renders for (fp16 arithmetic, sub-groups, integer
+dot products): the class holds spellings, the target holds capabilities, so one class renders for
+every device of its backend. Rendering never touches a device.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-# Output storage: the C type a kernel writes for each output dtype (f16/bf16 are stored as bits).
-OUT_STORAGE = {"f32": "float", "f16": "ushort", "bf16": "ushort"}
-DTYPES = tuple(OUT_STORAGE)
+from .. import dtypes
+from .target import BACKENDS, Target, get_target
 
 # Written once in the C subset; every dialect's prelude includes it. bf16 by bit manipulation,
 # round to nearest even, NaN kept quiet: the same rule as the reference codec's round_to.
@@ -46,20 +45,24 @@ class Dialect:
     constant_qual: ClassVar[str]
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str]
-    ids: ClassVar[dict[str, str]]  # gid, lid, group, lsize, ngroups
+    ids: ClassVar[dict[str, str]]  # gid, lid, group, lsize: format strings of {d} (0, 1, 2) / {x} (x, y, z)
     as_uint: ClassVar[str]
     as_float: ClassVar[str]
 
-    # Device capabilities (filled from the device by the backend; defaults: the common case).
-    fp16: bool = True  # fp16 arithmetic (only affects helpers that could use it)
-    subgroups: bool = True
-    subgroup_size: int = 32
-    dot4: bool = False  # a native 4-way int8 dot product
+    target: Target
+
+    # Capabilities read from the target (templates read them as t.*; dialect methods as self.*).
+    @property
+    def fp16(self) -> bool:
+        return self.target.fp16
 
     @property
-    def caps(self) -> dict:
-        return {"fp16": self.fp16, "subgroups": self.subgroups, "subgroup_size": self.subgroup_size,
-                "dot4": self.dot4}  # fmt: skip
+    def subgroups(self) -> bool:
+        return self.target.subgroups
+
+    @property
+    def dot4(self) -> bool:
+        return self.target.dot4
 
     # ---- file level ----
     extra_c: ClassVar[str] = ""  # dialect-specific helper functions, after the common ones
@@ -74,29 +77,47 @@ class Dialect:
     def _prelude_head(self) -> str:
         raise NotImplementedError
 
-    def constant_array(self, ctype: str, name: str, values: list[str]) -> str:
-        body = ",\n    ".join(", ".join(values[i : i + 4]) for i in range(0, len(values), 4))
-        return f"{self.constant_qual} {ctype} {name}[{len(values)}] = {{\n    {body}\n}};"
+    def constant_array(self, name: str, values: tuple[float, ...]) -> str:
+        """A float32 table as exact hex literals, four a line, each line's decimal values in a comment."""
+        from .cexpr import f32_literal
+
+        lines = []
+        for i in range(0, len(values), 4):
+            row = values[i : i + 4]
+            lits = ", ".join(f32_literal(v) for v in row) + ("," if i + 4 < len(values) else "")
+            lines.append(f"    {lits:<{self._table_width(values)}} /* {' '.join(f'{v:.9g}' for v in row)} */")
+        return f"{self.constant_qual} float {name}[{len(values)}] = {{\n" + "\n".join(lines) + "\n};"
+
+    @staticmethod
+    def _table_width(values: tuple[float, ...]) -> int:
+        from .cexpr import f32_literal
+
+        return max(len(", ".join(f32_literal(v) for v in values[i : i + 4])) + 1 for i in range(0, len(values), 4))
 
     locals_as_params: ClassVar[bool] = False  # local arrays arrive as kernel arguments (SYCL)
 
-    def kernel(self, name: str, params: list[str], wg: int, subgroup: int | None = None,
-               locals: tuple = ()) -> str:  # fmt: skip
-        """The kernel's signature; params are rendered by ptr()/scalar(); locals are
-        (ctype, name, count) local-memory arrays the kernel uses."""
-        if self.locals_as_params:
-            params = [*params, *(self.local_param(c, n) for c, n, _ in locals)]
-        return f"{self.kernel_prefix}{self._attrs(wg, subgroup)}void {name}({', '.join(params)})"
+    def kernel(self, name: str, args: tuple, wg: int, dims: int = 1, subgroup: int | None = None) -> str:
+        """The kernel's signature from its Args (kernels.source.Arg): buffers as pointers, scalars by
+        value, local arrays as arguments only where the dialect passes them so (SYCL)."""
+        params = []
+        for a in args:
+            if a.is_buffer:
+                params.append(self.ptr(a.ctype, a.name, const=a.kind == "in"))
+            elif a.kind == "scalar":
+                params.append(self.scalar(a.ctype, a.name))
+            elif self.locals_as_params:
+                params.append(self.local_param(a.ctype, a.name))
+        return f"{self.kernel_prefix}{self._attrs(wg, dims, subgroup)}void {name}({', '.join(params)})"
 
     def local_param(self, ctype: str, name: str) -> str:
         raise NotImplementedError
 
-    def _attrs(self, wg: int, subgroup: int | None) -> str:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> str:
         return ""
 
-    def kernel_entry(self, locals: tuple = ()) -> str:
+    def kernel_entry(self, args: tuple = (), dims: int = 1) -> str:
         """Statements every kernel body starts with: local arrays, and SYCL's nd_item."""
-        return "\n".join(f"{self.local_qual} {c} {n}[{k}];" for c, n, k in locals)
+        return "\n".join(f"{self.local_qual} {a.ctype} {a.name}[{a.count}];" for a in args if a.kind == "local")
 
     def ptr(self, ctype: str, name: str, const: bool = False) -> str:
         c = "const " if const else ""
@@ -110,17 +131,17 @@ class Dialect:
         return f"(({self.global_qual}{c}{ctype}*)({expr}))"
 
     # ---- indices, barriers, memory ----
-    def gid(self) -> str:
-        return self.ids["gid"]
+    def gid(self, dim: int = 0) -> str:
+        return self.ids["gid"].format(d=dim, x="xyz"[dim])
 
-    def lid(self) -> str:
-        return self.ids["lid"]
+    def lid(self, dim: int = 0) -> str:
+        return self.ids["lid"].format(d=dim, x="xyz"[dim])
 
-    def group(self) -> str:
-        return self.ids["group"]
+    def group(self, dim: int = 0) -> str:
+        return self.ids["group"].format(d=dim, x="xyz"[dim])
 
-    def lsize(self) -> str:
-        return self.ids["lsize"]
+    def lsize(self, dim: int = 0) -> str:
+        return self.ids["lsize"].format(d=dim, x="xyz"[dim])
 
     def barrier(self) -> str:
         return self.barrier_stmt
@@ -192,7 +213,7 @@ class Dialect:
     def store_out(self, dtype: str, out: str, index: str, vals: str, count: int) -> str:
         """Statements that store float vals[0..count) to out[index..index+count), rounded to dtype,
         in 16-byte pieces (index must be a multiple of the piece)."""
-        storage = OUT_STORAGE[dtype]
+        storage = dtypes.get(dtype).ctype
         per = 16 // (4 if storage == "float" else 2)
         if count % per:
             per = count
@@ -276,8 +297,8 @@ class OpenCLDialect(Dialect):
     local_qual: ClassVar[str] = "__local"
     constant_qual: ClassVar[str] = "__constant"
     barrier_stmt: ClassVar[str] = "barrier(CLK_LOCAL_MEM_FENCE);"
-    ids: ClassVar[dict[str, str]] = {"gid": "(uint)get_global_id(0)", "lid": "(uint)get_local_id(0)",
-                                     "group": "(uint)get_group_id(0)", "lsize": "(uint)get_local_size(0)"}  # fmt: skip
+    ids: ClassVar[dict[str, str]] = {"gid": "(uint)get_global_id({d})", "lid": "(uint)get_local_id({d})",
+                                     "group": "(uint)get_group_id({d})", "lsize": "(uint)get_local_size({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "as_uint"
     as_float: ClassVar[str] = "as_float"
     inline: ClassVar[str] = "inline"
@@ -287,12 +308,11 @@ class OpenCLDialect(Dialect):
         "inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }\n"
         "inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }\n"
     )
-    subgroup_size: int = 0
 
     def _prelude_head(self) -> str:
         return "#pragma OPENCL FP_CONTRACT OFF\n"
 
-    def _attrs(self, wg: int, subgroup: int | None) -> str:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> str:
         attrs = f"__attribute__((reqd_work_group_size({wg}, 1, 1))) "
         if subgroup and self.subgroups:
             attrs += f"__attribute__((intel_reqd_sub_group_size({subgroup}))) "
@@ -346,12 +366,10 @@ class CUDADialect(Dialect):
     # Not static: nvcc warns (#177) about unused static helpers; inline functions need no static.
     inline: ClassVar[str] = "__device__ __forceinline__"
     barrier_stmt: ClassVar[str] = "__syncthreads();"
-    ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.x * blockDim.x + threadIdx.x)", "lid": "threadIdx.x",
-                                     "group": "blockIdx.x", "lsize": "blockDim.x"}  # fmt: skip
+    ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.{x} * blockDim.{x} + threadIdx.{x})", "lid": "threadIdx.{x}",
+                                     "group": "blockIdx.{x}", "lsize": "blockDim.{x}"}  # fmt: skip
     as_uint: ClassVar[str] = "__float_as_uint"
     as_float: ClassVar[str] = "__uint_as_float"
-    subgroup_size: int = 32
-    dot4: bool = True
 
     def _prelude_head(self) -> str:
         return (
@@ -365,7 +383,7 @@ class CUDADialect(Dialect):
         "    return x;\n}\n"
     )
 
-    def _attrs(self, wg: int, subgroup: int | None) -> str:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> str:
         return f"__launch_bounds__({wg}) "
 
     def mul_rn(self, a: str, b: str) -> str:
@@ -420,11 +438,10 @@ class SYCLDialect(Dialect):
     constant_qual: ClassVar[str] = "static constexpr"
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str] = "sycl::group_barrier(qk_item.get_group());"
-    ids: ClassVar[dict[str, str]] = {"gid": "(uint)qk_item.get_global_id(0)", "lid": "(uint)qk_item.get_local_id(0)",
-                                     "group": "(uint)qk_item.get_group(0)", "lsize": "(uint)qk_item.get_local_range(0)"}  # fmt: skip
+    ids: ClassVar[dict[str, str]] = {"gid": "(uint)qk_item.get_global_id({d})", "lid": "(uint)qk_item.get_local_id({d})",
+                                     "group": "(uint)qk_item.get_group({d})", "lsize": "(uint)qk_item.get_local_range({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
     as_float: ClassVar[str] = "sycl::bit_cast<float>"
-    subgroup_size: int = 16
 
     def _prelude_head(self) -> str:
         return (
@@ -434,9 +451,9 @@ class SYCLDialect(Dialect):
             "#pragma clang fp contract(off)\n"
         )
 
-    def _attrs(self, wg: int, subgroup: int | None) -> str:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> str:
         # The required sub-group size sits on the kernel itself, never on a lambda.
-        props = ["syclexp::nd_range_kernel<1>"]
+        props = [f"syclexp::nd_range_kernel<{dims}>"]
         if subgroup and self.subgroups:
             props.append(f"syclexp::sub_group_size<{subgroup}>")
         return "".join(f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY(({p})) " for p in props)
@@ -448,8 +465,8 @@ class SYCLDialect(Dialect):
     def local_param(self, ctype: str, name: str) -> str:
         return f"syclexp::work_group_memory<{ctype}[]> {name}"
 
-    def kernel_entry(self, locals: tuple = ()) -> str:
-        return "const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();"
+    def kernel_entry(self, args: tuple = (), dims: int = 1) -> str:
+        return f"const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<{dims}>();"
 
     def vec(self, ctype: str, n: int) -> str:
         return f"sycl::vec<{ctype}, {n}>"
@@ -487,15 +504,19 @@ def _half_bits(v: float) -> int:
 
 
 DIALECTS: dict[str, type[Dialect]] = {"opencl": OpenCLDialect, "cuda": CUDADialect, "sycl": SYCLDialect}
-BACKENDS = tuple(DIALECTS)
+assert tuple(sorted(DIALECTS)) == tuple(sorted(BACKENDS))
 
 
-def dialect(backend: str, **caps) -> Dialect:
-    """The dialect of `backend` with the given device capabilities."""
-    from .errors import QKGenValueError
+def dialect_class(backend: str) -> type[Dialect]:
+    from ..errors import QKGenValueError
 
     try:
-        cls = DIALECTS[backend]
+        return DIALECTS[backend]
     except (KeyError, TypeError):
         raise QKGenValueError(f"backend: unknown backend {backend!r}; allowed: {', '.join(DIALECTS)}") from None
-    return cls(**caps)
+
+
+def dialect(target: Target | str) -> Dialect:
+    """The dialect of a target's backend, rendering for that target (a Target, profile or backend name)."""
+    t = get_target(target)
+    return dialect_class(t.backend)(t)

@@ -1,7 +1,8 @@
 """The Python API: quantize with the reference codec, run kernels on a device.
 
-Each op renders its kernel for the chosen device (render() is cached), compiles it through the
-backend (cached in memory and on disk), binds arguments by name and launches.
+Each call validates its input, takes a launch plan for the device's own target (rendering and
+compiling are cached), binds arguments by name and launches. Device arrays in give device arrays
+out without copies; numpy in gives numpy out (bf16 as uint16 bit patterns).
 """
 
 from __future__ import annotations
@@ -10,124 +11,99 @@ from typing import Any
 
 import numpy as np
 
-from . import formats as F
+from .. import dtypes
+from ..errors import QKGenValueError
+from ..formats import QTensor, family_of, get, validate
+from ..formats import reference as ref
+from ..kernels.ops import MAX_M
+from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
+from ..kernels.ops.int8dot import is_int8dot_weight
+from .plan import Plan, ready
 
-from .errors import QKGenValueError
-from .qtensor import QTensor, validate
-from .render import KernelSource, render
-
-_DTYPE_ALIASES = {
-    "f32": "f32", "float32": "f32", "float": "f32",
-    "f16": "f16", "float16": "f16", "half": "f16",
-    "bf16": "bf16", "bfloat16": "bf16",
-}  # fmt: skip
-
-# Debug aid used by tests and `qkgen check`: fill outputs with NaN bytes before a kernel runs.
-POISON_OUTPUTS = False
-MAX_ELEMENTS = 2**32 - 1  # kernels index elements with 32-bit integers
-MAX_M = 8  # gemv: rows of x one launch takes
+# Kernels index elements with 32-bit integers; a chunk past the last element must not wrap.
+MAX_ELEMENTS = 2**32 - 2**16
+PATHS = ("float", "int8dot")
 
 
 def dtype_name(dtype: Any) -> str:
     """'f32' | 'f16' | 'bf16' from a name, a numpy dtype or a torch dtype."""
-    key = str(dtype).replace("torch.", "").lower()
-    if key in _DTYPE_ALIASES:
-        return _DTYPE_ALIASES[key]
-    try:
-        key = np.dtype(dtype).name
-    except TypeError:
-        pass
-    if key in _DTYPE_ALIASES:
-        return _DTYPE_ALIASES[key]
-    raise QKGenValueError(f"dtype: {dtype!r} is not supported; allowed: f32, f16, bf16")
+    return dtypes.float_dtype(dtype)
 
 
-def quantize(array: Any, format: str | F.Format, **opts) -> QTensor:
+def quantize(array: Any, format: Any, **opts) -> QTensor:
     """Quantize a host array with the reference codec (bit-exact with bitsandbytes / gguf).
 
     opts: blocksize (bitsandbytes formats), nested (nf4/fp4 nested statistics), scale_mode
-    ("tensor", "row", "group") and group_size (plain integer formats).
+    ("tensor", "row", "group") and group_size (plain integer formats), allow_nonfinite.
     """
-    from . import reference
-
-    fmt = format if isinstance(format, F.Format) else F.get(format)
-    if hasattr(array, "detach"):  # torch tensors: quantized on the host
-        array = array.detach().float().cpu().numpy()
-    return reference.quantize(np.asarray(array), fmt, **opts)
+    return ref.quantize(array, format, **opts)
 
 
-def _scalars(qt: QTensor, **more) -> dict[str, Any]:
-    return {"n": qt.n, "offset": qt.offset or 0.0, "cols": qt.cols, "groups_per_row": qt.groups_per_row, **more}
+def _open(backend: str | None, device: Any):
+    from ..backends import open_device
+
+    return open_device(backend, device)
 
 
-# numpy dtype names an input argument accepts (bf16 on the host: uint16 bit patterns).
-X_DTYPES = {"f32": ("float32",), "f16": ("float16",), "bf16": ("bfloat16", "uint16")}
-
-
-def _arg_values(dev, ks: KernelSource, inputs: dict[str, Any], outputs: dict[str, Any], scalars: dict) -> list:
-    vals = []
-    for a in ks.args:
-        if a.kind == "in" and a.name in outputs:  # a device buffer an earlier launch wrote: as it is
-            vals.append(outputs[a.name])
-        elif a.kind == "in":
-            expected = {"float": ("float32",), "x": X_DTYPES[ks.param("dtype")]}.get(a.ctype, ("uint8",))
-            vals.append(dev.as_input(inputs[a.name], a.name, expected))
-        elif a.kind == "out":
-            vals.append(outputs[a.name])
-        elif a.kind == "local":
-            vals.append(dev.local_arg(a.ctype, a.count))
-        elif a.kind == "u32":
-            vals.append(np.uint32(scalars[a.name]))
-        else:
-            vals.append(np.float32(scalars[a.name]))
-    return vals
-
-
-def prepare_dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None,
-                       device: int | str | None = None):  # fmt: skip
-    """(device, kernel source, compiled kernel) for dequantizing qt: what bench and check reuse."""
-    from .backends import open_device
-
+def _check_qtensor(qt: Any) -> QTensor:
     if not isinstance(qt, QTensor):
         raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
     validate(qt)
     if qt.n > MAX_ELEMENTS:
-        raise QKGenValueError(f"shape: {qt.shape} has {qt.n} elements; allowed: at most {MAX_ELEMENTS}")
-    dev = open_device(backend, device)
-    ks = render("dequantize", qt.format, dev.backend, dtype=dtype_name(dtype), blocksize=qt.blocksize,
-                nested=qt.nested, scale_mode=qt.scale_mode, caps=dev.caps)  # fmt: skip
-    return dev, ks, dev.compile(ks)
+        raise QKGenValueError(f"qtensor.shape: {qt.shape} has {qt.n} elements; allowed: at most {MAX_ELEMENTS} "
+                              "(kernels index elements with 32-bit integers)")  # fmt: skip
+    return qt
 
 
-def launch_dequantize(dev, ks: KernelSource, qt: QTensor, out_buf) -> tuple[list, int, int]:
-    """Argument list and launch geometry (global, local) of a dequantize kernel."""
-    args = _arg_values(dev, ks, qt.arrays(), {"out": out_buf}, _scalars(qt))
-    items = -(-qt.n // ks.per_item)
-    return args, -(-items // ks.wg) * ks.wg, ks.wg
+def weight_values(qt: QTensor) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(arrays, scalars) a weight binds to its kernel's Args."""
+    scalars = {"n": qt.n, **family_of(qt.format).launch_scalars(qt)}
+    return qt.arrays(), scalars
 
 
-def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: int | str | None = None):
+def _result(dev, native: bool, arr: Any, dt: str, count: int, shape: tuple[int, ...]) -> Any:
+    if native:
+        return arr.reshape(shape)
+    return dev.download(arr, dt, count).reshape(shape)
+
+
+# ---- dequantize ----
+
+
+def dequantize_plan(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: Any = None) -> Plan:
+    _check_qtensor(qt)
+    dev = _open(backend, device)
+    return Plan.make(dev, "dequantize", qt.format, dtype=dtype_name(dtype), blocksize=qt.blocksize,
+                     nested=qt.nested, scale_mode=qt.scale_mode)  # fmt: skip
+
+
+def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: Any = None):
     """Dequantize on a device. Returns an array of qt.shape in dtype: the backend's own array type
     when the inputs are device arrays (no copies), numpy when they are numpy (bf16 as uint16 bits)."""
-    dev, ks, kernel = prepare_dequantize(qt, dtype, backend, device)
-    native = dev.is_native(qt.data)
-    out_buf, out = dev.empty(qt.n, ks.param("dtype"), like=qt.data if native else None, poison=POISON_OUTPUTS)
-    args, gsize, lsize = launch_dequantize(dev, ks, qt, out_buf)
-    dev.launch(kernel, args, gsize, lsize)
-    if native:
-        return out.reshape(qt.shape)
-    return dev.download(out, ks.param("dtype"), qt.n).reshape(qt.shape)
+    plan = dequantize_plan(qt, dtype, backend, device)
+    native = plan.dev.is_native(qt.data)
+    arrays, sizes = weight_values(qt)
+    (buf, arr, dt), = plan.outputs(sizes, like=qt.data if native else None).values()
+    plan.launch({**arrays, "out": buf}, sizes)
+    return _result(plan.dev, native, arr, dt, qt.n, qt.shape)
 
 
-def _shape_of(a: Any) -> tuple[int, ...]:
-    return tuple(int(s) for s in a.shape)
+# ---- gemv ----
+
+
+def _shape_of(a: Any, name: str) -> tuple[int, ...]:
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        raise QKGenValueError(f"{name}: {type(a).__name__} has no shape; allowed: numpy arrays or device arrays")
+    return tuple(int(s) for s in shape)
 
 
 def x_dtype(x: Any) -> str:
     """The activation dtype of x: 'f32' | 'f16' | 'bf16' (on the host bf16 travels as uint16 bits)."""
-    is_bits = isinstance(x, np.ndarray) and x.dtype == np.uint16
+    if isinstance(x, np.ndarray) and x.dtype == np.uint16:
+        return "bf16"
     try:
-        return "bf16" if is_bits else dtype_name(getattr(x, "dtype", None))
+        return dtypes.float_dtype(getattr(x, "dtype", None), "x")
     except QKGenValueError:
         raise QKGenValueError(f"x: dtype {getattr(x, 'dtype', None)}; allowed: float32, float16, bfloat16 "
                               "(on the host: uint16 bf16 bits)") from None
@@ -135,45 +111,53 @@ def x_dtype(x: Any) -> str:
 
 def gemv_inputs(qt: QTensor, x: Any) -> tuple[int, int, int, str]:
     """(N, K, M, dtype) of y = x @ W.T after validating the weight qt and the activations x."""
-    if not isinstance(qt, QTensor):
-        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
-    validate(qt)
+    _check_qtensor(qt)
     if len(qt.shape) != 2:
         raise QKGenValueError(f"qtensor.shape: {qt.shape}; allowed: a 2-D weight [N, K]")
     n_out, k = qt.shape
-    xshape = _shape_of(x)
-    if len(xshape) == 1:
-        xshape = (1, xshape[0])
+    shape = _shape_of(x, "x")
+    xshape = (1, shape[0]) if len(shape) == 1 else shape
     if len(xshape) != 2 or xshape[1] != k or not 1 <= xshape[0] <= MAX_M:
-        raise QKGenValueError(f"x.shape: {_shape_of(x)}; allowed: [M, {k}] or [{k}] with 1 <= M <= {MAX_M}")
+        raise QKGenValueError(f"x.shape: {shape}; allowed: [M, {k}] or [{k}] with 1 <= M <= {MAX_M}")
     return n_out, k, xshape[0], x_dtype(x)
 
 
-def prepare_gemv(qt: QTensor, x: Any, backend: str | None = None, device: int | str | None = None,
-                 fast_decode: bool = True):  # fmt: skip
-    """(device, kernel source, compiled kernel, (N, K, M)) of the float-path GEMV of qt and x:
-    what gemv and bench reuse."""
-    from .backends import open_device
+def _check_k(k: int, multiple: int, what: str) -> None:
+    if k % multiple:
+        raise QKGenValueError(f"x.shape: K={k} must be a multiple of {multiple} for {what}")
 
+
+def gemv_plans(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: Any = None,
+               fast_decode: bool = True) -> tuple[list[Plan], dict]:  # fmt: skip
+    """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
+    gemv_int8dot) and the launch sizes; what gemv and the bench share."""
+    if path not in PATHS:
+        raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
+    if not isinstance(fast_decode, bool):
+        raise QKGenValueError(f"fast_decode: {fast_decode!r}; allowed: True or False")
     n_out, k, m, dtype = gemv_inputs(qt, x)
-    dev = open_device(backend, device)
-    ks = render("gemv", qt.format, dev.backend, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                scale_mode=qt.scale_mode, caps=dev.caps, mmax=1 if m == 1 else MAX_M,
-                **({} if fast_decode else {"fast_decode": False}))  # fmt: skip
-    ept = ks.param("ept")
-    if k % ept:
-        raise QKGenValueError(f"x.shape: K={k} must be a multiple of {ept} for {qt.describe()}")
-    return dev, ks, dev.compile(ks), (n_out, k, m)
+    dev = _open(backend, device)
+    mmax = 1 if m == 1 else MAX_M
+    _, sizes = weight_values(qt)
+    sizes.update(N=n_out, K=k, M=m)
+    if path == "float":
+        plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                         scale_mode=qt.scale_mode, mmax=mmax, **({} if fast_decode else {"fast_decode": False}))
+        _check_k(k, plan.ks.param("ept"), qt.describe())
+        return [plan], sizes
+    if not is_int8dot_weight(qt.format):
+        from ..kernels.ops import get_op
+
+        raise QKGenValueError(f"qtensor.format: {qt.format.name} has no int8dot path; allowed: "
+                              f"{', '.join(get_op('gemv_int8dot').formats())}")  # fmt: skip
+    act = get(INT8DOT_ACT)
+    _check_k(k, act.block, f"the int8dot path ({qt.describe()})")
+    sizes["nblocks"] = m * k // act.block
+    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype)
+    return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax)], sizes
 
 
-def launch_gemv(dev, ks: KernelSource, qt: QTensor, x: Any, y_buf, shape: tuple[int, int, int]) -> tuple[list, int, int]:
-    """Argument list and launch geometry (global, local) of a gemv kernel; shape is (N, K, M)."""
-    n_out, k, m = shape
-    args = _arg_values(dev, ks, {**qt.arrays(), "x": x}, {"y": y_buf}, _scalars(qt, N=n_out, K=k, M=m))
-    return args, -(-n_out // ks.per_item) * ks.wg, ks.wg
-
-
-def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: int | str | None = None,
+def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: Any = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
 
@@ -181,18 +165,35 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
     f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products.
     """
-    if path not in ("float", "int8dot"):
-        raise QKGenValueError(f"path: {path!r}; allowed: float, int8dot")
-    if path == "int8dot":
-        from .int8dot import gemv_int8dot
-
-        return gemv_int8dot(qt, x, backend=backend, device=device)
-    dev, ks, kernel, shape = prepare_gemv(qt, x, backend, device, fast_decode)
-    n_out, _, m = shape
+    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
+    dev = plans[0].dev
     native = dev.is_native(x)
-    y_buf, y = dev.empty(m * n_out, ks.param("dtype"), like=x if native else None, poison=POISON_OUTPUTS)
-    args, gsize, lsize = launch_gemv(dev, ks, qt, x, y_buf, shape)
-    dev.launch(kernel, args, gsize, lsize)
-    if native:
-        return y.reshape(m, n_out)
-    return dev.download(y, ks.param("dtype"), m * n_out).reshape(m, n_out)
+    like = x if native else None
+    arrays, _ = weight_values(qt)
+    values = {**arrays, "x": x}
+    for plan in plans:
+        outs = plan.outputs(sizes, like=like)
+        plan.launch({**values, **{k: b for k, (b, _, _) in outs.items()}}, sizes)
+        values.update({k: ready(b) for k, (b, _, _) in outs.items()})
+    buf, arr, dt = outs["y"]
+    return _result(dev, native, arr, dt, sizes["M"] * sizes["N"], (sizes["M"], sizes["N"]))
+
+
+def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None):
+    """q8_1 blocks of x [M, K] (or [K]; K a multiple of 32), quantized on the device: the bytes
+    reference.quantize(x as f32, "q8_1").data holds. numpy x (bf16 as uint16 bits) -> a numpy uint8
+    array; a device array -> the backend's byte array."""
+    shape = _shape_of(x, "x")
+    xshape = (1, shape[0]) if len(shape) == 1 else shape
+    if len(xshape) != 2 or min(xshape) < 1:
+        raise QKGenValueError(f"x.shape: {shape}; allowed: [M, K] or [K]")
+    act = get(INT8DOT_ACT)
+    _check_k(xshape[1], act.block, "q8_1 blocks")
+    dev = _open(backend, device)
+    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x))
+    sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
+    native = dev.is_native(x)
+    (buf, arr, dt), = plan.outputs(sizes, like=x if native else None).values()
+    plan.launch({"x": x, "xq": buf}, sizes)
+    nbytes = sizes["nblocks"] * act.block_bytes
+    return _result(dev, native, arr, dt, nbytes, (nbytes,))

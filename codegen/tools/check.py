@@ -12,13 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import api, reference
-from . import formats as F
+from ..errors import QKGenError
+from ..formats import Format, family_of, get
+from ..formats import reference
+from ..kernels.render import render
+from ..runtime import api, plan
 from .catalog import variants
-from .errors import QKGenError
-
-# Odd shapes: partial last blocks / groups and partial vector chunks (GGUF needs whole blocks).
-SHAPES = {"bnb4": (7, 333), "bnb8": (5, 333), "gguf": (7, 160), "int": (7, 333)}
 
 
 @dataclass
@@ -32,15 +31,14 @@ class Result:
     detail: str = ""
 
 
-def sample(fmt: F.Format, rng: np.random.Generator, nested: bool = False, scale_mode: str | None = None,
+def sample(fmt: Format, rng: np.random.Generator, nested: bool = False, scale_mode: str | None = None,
            blocksize: int | None = None, shape: tuple[int, ...] | None = None):  # fmt: skip
-    """A QTensor of random data (normal, with a few outliers) quantized by the reference codec."""
-    shape = shape or SHAPES[fmt.family]
+    """A QTensor of random data (normal, with a few outliers) quantized by the reference codec; the
+    family's sample shape has odd sizes, partial last blocks or groups and partial vector chunks."""
+    shape = shape or family_of(fmt).sample_shape
     x = rng.standard_normal(shape).astype(np.float32)
     x.flat[rng.integers(0, x.size, 3)] *= 8.0
-    if fmt.family == "int":
-        return reference.quantize(x, fmt, scale_mode=scale_mode, group_size=blocksize)
-    return reference.quantize(x, fmt, blocksize=blocksize, nested=nested)
+    return reference.quantize(x, fmt, blocksize=blocksize, nested=nested, scale_mode=scale_mode)
 
 
 def host_f32(out: np.ndarray, dtype: str) -> np.ndarray:
@@ -71,7 +69,7 @@ def variant_label(v: dict) -> str:
 GEMV_ROWS, GEMV_CHUNKS = 67, 3  # odd N; K of 3 chunks: not a multiple of what all lanes take per step
 
 
-def _check_dequantize(v: dict, fmt: F.Format, rng, backend, device) -> tuple[bool, float]:
+def _check_dequantize(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
     qt = sample(fmt, rng, v.get("nested", False), v.get("scale_mode"), v.get("blocksize"))
     out = api.dequantize(qt, v["dtype"], backend=backend, device=device)
     return compare(np.asarray(out), reference.dequantize(qt), v["dtype"])
@@ -80,12 +78,10 @@ def _check_dequantize(v: dict, fmt: F.Format, rng, backend, device) -> tuple[boo
 OUT_EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the output dtype, relative
 
 
-def gemv_sample(fmt: F.Format, rng: np.random.Generator, v: dict, rows: int = GEMV_ROWS):
+def gemv_sample(fmt: Format, rng: np.random.Generator, v: dict, rows: int = GEMV_ROWS):
     """A random weight [rows, K] for a gemv variant, K of GEMV_CHUNKS chunks (whole blocks)."""
-    from .render import render
-
     kw = {"blocksize": v.get("blocksize"), "nested": v.get("nested", False), "scale_mode": v.get("scale_mode")}
-    ept = render("gemv", fmt.name, "opencl", **kw).param("ept")
+    ept = render("gemv", fmt, "opencl", **kw).param("ept")
     k = GEMV_CHUNKS * max(ept, fmt.block if fmt.inline else 1)
     return sample(fmt, rng, kw["nested"], kw["scale_mode"], kw["blocksize"], shape=(rows, k))
 
@@ -106,7 +102,7 @@ def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str) -> tuple[np.ndarray
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
 
 
-def _check_gemv(v: dict, fmt: F.Format, rng, backend, device) -> tuple[bool, float]:
+def _check_gemv(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
     """y = x @ W.T with M = 3, within gemv_error's bound."""
     qt = gemv_sample(fmt, rng, v)
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
@@ -120,13 +116,13 @@ CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv}
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,
         progress: bool = True, seed: int = 0) -> list[Result]:  # fmt: skip
     rng = np.random.default_rng(seed)
-    todo = [v for op in CHECKS for v in variants(op, formats)]
+    todo = [v for op in CHECKS for v in variants(op, formats) if v.get("mmax", 1) == 1]
     results = []
     bar = _progress(todo, progress)
-    api.POISON_OUTPUTS, before = True, api.POISON_OUTPUTS
+    plan.POISON_OUTPUTS, before = True, plan.POISON_OUTPUTS
     try:
         for v in bar:
-            fmt = F.get(v["format"])
+            fmt = get(v["format"])
             label = variant_label(v)
             bar.set_postfix_str(f"{v['format']} {v['dtype']} {label}") if hasattr(bar, "set_postfix_str") else None
             try:
@@ -136,12 +132,14 @@ def run(backend: str | None = None, device: int | str | None = None, formats: li
                 results.append(Result(v["op"], fmt.name, label, v["dtype"], float("nan"), "ERROR",
                                       str(e).splitlines()[0]))  # fmt: skip
     finally:
-        api.POISON_OUTPUTS = before
+        plan.POISON_OUTPUTS = before
     return results
 
 
 def _progress(items, enabled: bool):
-    if not enabled:
+    import sys
+
+    if not enabled or not sys.stderr.isatty():  # a log gets the table, not thousands of bar updates
         return items
     from tqdm import tqdm
 

@@ -1,11 +1,16 @@
 """The `qkgen` command (also `python -m qkgen`).
 
-    qkgen devices                              backends and devices, and why any is missing
-    qkgen formats                              the format table
-    qkgen dump OP FORMAT --backend B [...]     print one generated kernel (or -o DIR: write it)
-    qkgen dump --all -o DIR                    write every kernel, rewriting only changed files
-    qkgen check [--backend B] [--device D]     run every kernel against the reference
-    qkgen bench [...]                          time kernels (see `qkgen bench --help`)
+    qkgen devices                                backends, devices and their targets; why any is missing
+    qkgen formats                                the format table
+    qkgen targets                                the named target profiles and their capabilities
+    qkgen dump OP FORMAT [--target T]            print one generated kernel (or -o DIR: write it)
+    qkgen dump OP FORMAT --backend B --device D  ... exactly as that device compiles it
+    qkgen dump --all -o DIR                      write every kernel, rewriting only changed files
+    qkgen check [--backend B] [--device D]       run every kernel against the reference
+    qkgen bench [...]                            time kernels (see `qkgen bench --help`)
+    qkgen cache [clear]                          where the kernel cache is, its size; empty it
+
+Errors go to stderr with exit status 2; a failed check exits 1.
 """
 
 from __future__ import annotations
@@ -14,19 +19,22 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import formats as F
-from .dialects import BACKENDS, DTYPES
-from .errors import QKGenError
-from .version import __version__
+from .. import dtypes
+from ..errors import QKGenError
+from ..formats import FORMATS, family_of, get, rows
+from ..kernels.ops import MAX_M, OPS
+from ..kernels.target import BACKENDS, DEFAULT_PROFILE, PROFILES
+from ..version import __version__
 
 
 def cmd_devices(args) -> int:
-    from .backends import PREFERENCE, get
+    from ..backends import PREFERENCE, get as get_backend
+    from ..backends.icd import notes
 
     usable = 0
     for name in PREFERENCE:
         try:
-            backend = get(name)
+            backend = get_backend(name)
             why = backend.why_unavailable()
         except Exception as e:  # a backend module that cannot even import is still reported
             backend, why = None, f"{type(e).__name__}: {e}"
@@ -38,75 +46,123 @@ def cmd_devices(args) -> int:
         print(f"{name:7} {len(devs)} device(s)")
         for d in devs:
             print(f"        {d.line()}")
+    for note in notes():
+        print(f"note: {note}")
     if not usable:
-        print("no usable backend: install an extra, e.g. pip install 'qkgen[opencl,cpu-runtime]'")
+        print("no usable backend: install an extra, e.g. pip install 'qkgen[opencl,cpu-runtime]'", file=sys.stderr)
+        return 1
     return 0
 
 
 def cmd_formats(args) -> int:
     print(f"{'name':<11} {'family':<6} {'bits':>4} {'block':>6} {'bytes/blk':>9} {'bpw':>5}  description")
-    for f in F.ROWS:
+    for f in rows():
         blk = f"{f.block}" if len(f.blocksizes) == 1 else f"{f.blocksizes[0]}..{f.blocksizes[-1]}"
         print(f"{f.name:<11} {f.family:<6} {f.bits:>4} {blk:>6} {f.block_bytes or '-':>9} "
               f"{f.bits_per_weight:>5.2f}  {f.doc}")  # fmt: skip
     return 0
 
 
+def cmd_targets(args) -> int:
+    defaults = {v: k for k, v in DEFAULT_PROFILE.items()}
+    print(f"{'target':<20} {'backend':<7} {'language':<13} {'fp16':>4} {'bf16':>4} {'sub-group':>9} {'dot4':>4}  arch")
+    for t in PROFILES.values():
+        sg = f"{t.subgroup_size}" if t.subgroups else "-"
+        mark = f"  (default for {defaults[t.name]})" if t.name in defaults else ""
+        print(f"{t.name:<20} {t.backend:<7} {t.lang:<13} {_yn(t.fp16):>4} {_yn(t.bf16):>4} {sg:>9} "
+              f"{_yn(t.dot4):>4}  {t.arch or '-'}{mark}")  # fmt: skip
+    return 0
+
+
+def _yn(v: bool) -> str:
+    return "yes" if v else "no"
+
+
 def _write_if_changed(path: Path, text: str) -> bool:
-    if path.exists() and path.read_text() == text:
-        return False
-    path.write_text(text)
+    """Write text unless the file already holds it (keeps mtimes for build tools); True if written."""
+    try:
+        if path.exists() and path.read_text(encoding="utf-8") == text:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise QKGenError(f"-o: cannot write {path}: {e.strerror or e}") from None
     return True
 
 
-def cmd_dump(args) -> int:
-    from .catalog import variants
-    from .render import ops, render
+def _dump_targets(args) -> list:
+    """The targets `dump` renders for: --target names, a device's own (--backend/--device), or defaults."""
+    from ..kernels.target import get_target
 
+    if args.device is not None:
+        from ..backends import open_device
+
+        return [open_device(args.backend[0] if args.backend else None, args.device).target]
+    if args.target:
+        return [get_target(t) for t in args.target]
+    return [get_target(b) for b in (args.backend or (BACKENDS if args.all else ["opencl"]))]
+
+
+def cmd_dump(args) -> int:
+    from ..kernels.render import render
+    from .catalog import variants
+
+    targets = _dump_targets(args)
     if args.all:
         if not args.output:
             raise QKGenError("dump --all: needs -o DIR")
         out = Path(args.output)
         written = total = 0
-        for backend in args.backend or BACKENDS:
-            (out / backend).mkdir(parents=True, exist_ok=True)
-            for op in [args.op] if args.op else ops():
-                for v in variants(op):
-                    ks = render(v.pop("op"), v.pop("format"), backend, **v)
-                    total += 1
-                    written += _write_if_changed(out / backend / ks.filename, ks.source)
+        for t in targets:
+            for v in variants(args.op or None):
+                ks = render(v.pop("op"), v.pop("format"), t, **v)
+                total += 1
+                written += _write_if_changed(out / t.name / ks.filename, ks.source)
         print(f"{total} kernels in {out}/ ({written} written, {total - written} unchanged)")
         return 0
     if not (args.op and args.format):
-        raise QKGenError("dump: give OP FORMAT (e.g. `qkgen dump dequantize nf4 --backend cuda`) or --all")
-    backend = (args.backend or ["opencl"])[0]
-    ks = render(args.op, args.format, backend, dtype=args.dtype, blocksize=args.blocksize, nested=args.nested,
-                scale_mode=args.scale_mode)  # fmt: skip
-    if args.output:
-        path = Path(args.output)
-        path.mkdir(parents=True, exist_ok=True)
-        changed = _write_if_changed(path / ks.filename, ks.source)
-        print(f"{path / ks.filename} ({'written' if changed else 'unchanged'})")
-    else:
-        sys.stdout.write(ks.source)
+        raise QKGenError("dump: give OP FORMAT (e.g. `qkgen dump dequantize nf4 --target cuda-sm90`) or --all")
+    fmt = get(args.format)
+    kw = {**family_of(fmt).default_variant(fmt), **{k: v for k, v in (("scale_mode", args.scale_mode),) if v}}
+    params = {k: getattr(args, k) for k in ("mmax", "wg", "ept") if getattr(args, k) is not None}
+    if args.no_fast_decode:
+        params["fast_decode"] = False
+    for t in targets:
+        ks = render(args.op, fmt, t, dtype=args.dtype, blocksize=args.blocksize, nested=args.nested, **kw, **params)
+        if args.output:
+            path = Path(args.output) / ks.filename
+            print(f"{path} ({'written' if _write_if_changed(path, ks.source) else 'unchanged'})")
+        else:
+            sys.stdout.write(ks.source)
     return 0
 
 
 def cmd_check(args) -> int:
+    from ..backends import open_device
     from . import check
-    from .backends import open_device
 
     dev = open_device(args.backend, args.device)
-    print(f"check: {dev.backend} on {dev.info.name}")
+    print(f"check: {dev.backend} on {dev.info.name} (target {dev.target.describe()})")
     results = check.run(dev.backend, args.device, args.format, progress=not args.no_progress)
     print(check.table(results))
     return 0 if all(r.status == "PASS" for r in results) else 1
 
 
 def cmd_bench(args) -> int:
-    from . import bench
+    from .bench import main
 
-    return bench.main(args)
+    return main(args)
+
+
+def cmd_cache(args) -> int:
+    from ..cache import cache_info, clear_cache
+
+    if args.action == "clear":
+        print(f"removed {clear_cache()} file(s) from {cache_info()['path']}")
+        return 0
+    info = cache_info()
+    print(f"{info['path']}: {info['files']} file(s), {info['bytes'] / 2**20:.1f} MiB")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,54 +170,62 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"qkgen {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sub.add_parser("devices", help="list backends and devices").set_defaults(func=cmd_devices)
+    sub.add_parser("devices", help="list backends, devices and their targets").set_defaults(func=cmd_devices)
     sub.add_parser("formats", help="print the format table").set_defaults(func=cmd_formats)
+    sub.add_parser("targets", help="list the named target profiles").set_defaults(func=cmd_targets)
 
     d = sub.add_parser("dump", help="print or write generated kernel source")
-    d.add_argument("op", nargs="?", help="kernel family, e.g. dequantize")
-    d.add_argument("format", nargs="?", choices=list(F.FORMATS), metavar="FORMAT",
-                   help=f"one of: {', '.join(F.FORMATS)}")  # fmt: skip
+    d.add_argument("op", nargs="?", choices=list(OPS), metavar="OP", help=f"one of: {', '.join(OPS)}")
+    d.add_argument("format", nargs="?", metavar="FORMAT", help=f"one of: {', '.join(FORMATS)}")
+    d.add_argument("--target", "-t", action="append", choices=list(PROFILES), metavar="TARGET",
+                   help=f"a profile (repeatable; see `qkgen targets`): {', '.join(PROFILES)}")  # fmt: skip
     d.add_argument("--backend", "-b", action="append", choices=BACKENDS,
-                   help="backend (repeatable with --all; default: opencl, or all with --all)")  # fmt: skip
-    d.add_argument("--dtype", default="f32", choices=DTYPES)
+                   help="a backend's default profile (repeatable); with --device: that backend's device")  # fmt: skip
+    d.add_argument("--device", "-d", help="render for this device's own target (index or name substring)")
+    d.add_argument("--dtype", default="f32", choices=dtypes.FLOAT_DTYPES)
     d.add_argument("--blocksize", type=int, help="blocksize (group size for int formats)")
     d.add_argument("--nested", action="store_true", help="nested statistics (nf4/fp4)")
     d.add_argument("--scale-mode", choices=("tensor", "row", "group"), help="int formats: where scales live")
-    d.add_argument("--all", action="store_true", help="every op x format x dtype x variant x backend")
+    d.add_argument("--mmax", type=int, help=f"gemv: activation rows the kernel takes (1..{MAX_M})")
+    d.add_argument("--wg", type=int, help="work-group size")
+    d.add_argument("--ept", type=int, help="elements each work-item decodes per chunk")
+    d.add_argument("--no-fast-decode", action="store_true", help="gemv: plain int -> float conversion")
+    d.add_argument("--all", action="store_true", help="every op x format x variant x dtype for the targets")
     d.add_argument("-o", "--output", help="write into this folder (only files whose content changed)")
     d.set_defaults(func=cmd_dump)
 
     c = sub.add_parser("check", help="run every kernel against the reference on a device")
     c.add_argument("--backend", "-b", choices=BACKENDS, help="default: $QKGEN_BACKEND or the first available")
-    c.add_argument("--device", "-d", help="device index or name substring")
-    c.add_argument("--format", "-f", action="append", choices=list(F.FORMATS), help="only these formats")
-    c.add_argument("--no-progress", action="store_true", help="no progress bar")
+    c.add_argument("--device", "-d", help="device index or name substring (platform names too, e.g. pocl)")
+    c.add_argument("--format", "-f", action="append", choices=list(FORMATS), help="only these formats")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar (none when stderr is not a terminal)")
     c.set_defaults(func=cmd_check)
 
     b = sub.add_parser("bench", help="time kernels against bitsandbytes, torch and the copy ceiling")
     b.set_defaults(func=cmd_bench)
-    try:
-        from . import bench
+    from .bench import add_arguments
 
-        bench.add_arguments(b)
-    except ImportError:
-        pass
+    add_arguments(b)
+
+    k = sub.add_parser("cache", help="show the compiled-kernel cache, or clear it")
+    k.add_argument("action", nargs="?", choices=("show", "clear"), default="show")
+    k.set_defaults(func=cmd_cache)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command == "dump" and args.scale_mode is None and args.format and F.get(args.format).family == "int":
-        args.scale_mode = "row"
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except QKGenError as e:
+    except QKGenError as e:  # every qkgen error, bad input (QKGenValueError, FormatError) included
         print(f"qkgen {args.command}: {e}", file=sys.stderr)
         return 2
-    except ValueError as e:  # FormatError and other bad input
+    except OSError as e:
         print(f"qkgen {args.command}: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"qkgen {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

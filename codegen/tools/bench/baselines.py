@@ -18,7 +18,6 @@ from . import qkgen_impl
 from .cases import Context, Impl, TimedSet
 from .byte_counts import dense_gemv_bytes
 
-BNB_FAMILIES = ("bnb4", "bnb8")  # formats bitsandbytes has kernels for
 NESTED_NOTE = "nested: bnb dequantizes absmax in a separate kernel first"
 
 
@@ -68,36 +67,24 @@ def torch_event_timer(torch, fn: Callable[[], Any]) -> Callable[[], float]:
     return run
 
 
-def _bnb_state(bnbf, torch, qt, dtype: str, device):
-    """bitsandbytes' QuantState for qt on `device`, output dtype `dtype` (fresh tensors)."""
-    QuantState = bnbf.QuantState
-    fmt = qt.format
-    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(device, copy=True)  # noqa: E731
-    kw: dict[str, Any] = dict(code=torch.tensor(fmt.table, dtype=torch.float32, device=device),
-                              blocksize=qt.blocksize, dtype=torch_dtype(torch, dtype))  # fmt: skip
-    if fmt.family == "bnb4":
-        kw.update(shape=torch.Size(qt.shape), quant_type=fmt.name)
-    if qt.nested:
-        code2 = torch.tensor(fmt.nested_table, dtype=torch.float32, device=device)
-        state2 = QuantState(absmax=t(qt.absmax2), blocksize=fmt.nested_block, dtype=torch.float32, code=code2)
-        kw.update(absmax=t(qt.absmax_q), state2=state2,
-                  offset=torch.tensor(qt.offset, dtype=torch.float32, device=device))  # fmt: skip
-    else:
-        kw.update(absmax=t(qt.absmax))
-    return QuantState(**kw)
+def _bnb_on(torch, qt, dtype: str, device):
+    """(packed codes, QuantState) of qt as bitsandbytes holds them, fresh copies on `device`, the
+    state's output dtype `dtype` (qt.to_bnb() is the one description of bnb's layout)."""
+    packed, state = qt.to_bnb()
+    state.dtype = torch_dtype(torch, dtype)
+    state.to(device)
+    return packed.to(device, copy=True), state
 
 
 def bnb_dequantize_fn(bnbf, torch, qt, dtype: str, device) -> tuple[Callable[[], Any], Any]:
-    """(call, keep-alive) running bitsandbytes' dequantize of qt's data on `device`: bnb4 through
-    dequantize_4bit, blockwise8 through dequantize_blockwise, into a preallocated output where the
-    device has bnb's `out=` kernel. call() returns the output tensor."""
-    fam = qt.format.family
-    if fam not in BNB_FAMILIES:
+    """(call, keep-alive) running bitsandbytes' dequantize of qt's data on `device` (the function
+    the format's family names), into a preallocated output where the device has bnb's `out=`
+    kernel. call() returns the output tensor."""
+    fname = qkgen_impl.bnb_function(qt.format, "dequantize")
+    if fname is None:
         raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes kernel")
-    state = _bnb_state(bnbf, torch, qt, dtype, device)
-    packed = torch.from_numpy(np.ascontiguousarray(qt.data)).to(device, copy=True)
-    packed = packed.reshape(-1, 1) if fam == "bnb4" else packed.reshape(qt.shape)
-    fn = bnbf.dequantize_4bit if fam == "bnb4" else bnbf.dequantize_blockwise
+    packed, state = _bnb_on(torch, qt, dtype, device)
+    fn = getattr(bnbf, fname.rpartition(".")[2])
     out = torch.empty(qt.shape, dtype=state.dtype, device=device)
     mode = {"out": True}
 
@@ -124,10 +111,9 @@ def bnb_gemv_fn(bnb, bnbf, torch, qt, x_host: np.ndarray, dtype: str, device,
         (cgemm_4bit_inference_naive; nested absmax first dequantized by a separate kernel).
 
     call() returns y [M, N] in x's dtype."""
-    if qt.format.family != "bnb4":
+    if qkgen_impl.bnb_function(qt.format, "matmul") is None:
         raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes 4-bit product")
-    state = _bnb_state(bnbf, torch, qt, dtype, device)
-    packed = torch.from_numpy(np.ascontiguousarray(qt.data)).to(device, copy=True).reshape(-1, 1)
+    packed, state = _bnb_on(torch, qt, dtype, device)
     x = torch.from_numpy(qkgen_impl.to_f32(x_host, dtype)).to(device=device, dtype=torch_dtype(torch, dtype))
     if fn == "matmul_4bit":
         call = lambda: bnb.matmul_4bit(x, packed.t(), quant_state=state)  # noqa: E731
@@ -153,17 +139,16 @@ def _torch_set(torch, call: Callable[[], Any], keep: Any) -> TimedSet:
 
 def dequantize_impls(ctx: Context, qt, dtype: str) -> list[Impl]:
     """The bitsandbytes dequantize row for qt, where bnb is usable and has a kernel for its format."""
-    fam = qt.format.family
-    if ctx.bnb is None or fam not in BNB_FAMILIES:
+    fname = qkgen_impl.bnb_function(qt.format, "dequantize")
+    if ctx.bnb is None or fname is None:
         return []
     torch, bnbf, tdev = ctx.torch, ctx.bnb, ctx.torch_device
-    fname = "dequantize_4bit" if fam == "bnb4" else "dequantize_blockwise"
 
     def bnb_set() -> TimedSet:
         return _torch_set(torch, *bnb_dequantize_fn(bnbf, torch, qt, dtype, tdev))
 
     note = NESTED_NOTE if qt.nested else ""
-    return [Impl("bnb", bnb_set, kernel=f"bitsandbytes.functional.{fname}", note=note)]
+    return [Impl("bnb", bnb_set, kernel=f"bitsandbytes.{fname}", note=note)]
 
 
 def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
@@ -176,7 +161,7 @@ def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
     impls: list[Impl] = []
     if ctx.dev.backend != "cuda":
         ctx.note_once("bitsandbytes and dense torch rows run on the CUDA backend only")
-    if ctx.bnb is not None and qt.format.family == "bnb4":
+    if ctx.bnb is not None and qkgen_impl.bnb_function(qt.format, "matmul"):
         import bitsandbytes as bnb
 
         for fn, impl_name in (("matmul_4bit", "bnb"), ("gemv_4bit", "bnb gemv_4bit")):

@@ -16,7 +16,6 @@ from . import qkgen_impl
 from .cases import CASES, DEFAULT_DTYPES
 from .harness import L2_DEFAULT_MB
 
-BNB4_BLOCKSIZE, BNB8_BLOCKSIZE, INT_GROUP = 64, 256, 64
 
 
 def parse_shapes(text: str) -> list[tuple[int, ...]]:
@@ -40,7 +39,7 @@ class FormatSel:
 
     name: str
     nested: bool = False
-    blocksize: int | None = None  # bnb blocksize, int group size (group mode only)
+    blocksize: int | None = None  # the block or group size where the layout takes one
     scale_mode: str | None = None
 
     @property
@@ -49,56 +48,40 @@ class FormatSel:
 
     @property
     def label(self) -> str:
-        fam = self.fmt.family
-        if fam in ("bnb4", "bnb8"):
-            return ("nested " if self.nested else "") + f"bs{self.blocksize}"
-        if fam == "int":
-            return self.scale_mode + (f" g{self.blocksize}" if self.scale_mode == "group" else "")
-        return "-"
+        parts = ["nested"] if self.nested else []
+        parts += [self.scale_mode] if self.scale_mode else []
+        if self.blocksize is not None:
+            parts.append(f"{'g' if self.scale_mode else 'bs'}{self.blocksize}")
+        return " ".join(parts) or "-"
 
     def quantize_kwargs(self) -> dict:
-        fam = self.fmt.family
-        if fam in ("bnb4", "bnb8"):
-            return {"blocksize": self.blocksize, "nested": self.nested}
-        if fam == "int":
-            return {"scale_mode": self.scale_mode, "group_size": self.blocksize}
-        return {}
+        kw = {"blocksize": self.blocksize, "nested": self.nested}
+        return {**kw, "scale_mode": self.scale_mode} if self.scale_mode else kw
 
 
 def parse_formats(text: str) -> list[FormatSel]:
-    """NAME[:VARIANT][@SIZE], comma-separated. VARIANT: nested|plain for nf4/fp4 (default nested),
-    tensor|row|group for int formats (default row); SIZE: bnb blocksize or int group size."""
+    """NAME[:VARIANT][@SIZE], comma-separated. VARIANT: the family's variant words (nested|plain for
+    nf4/fp4, default nested; tensor|row|group for int formats, default row); SIZE: the block size,
+    or the group size of the group variant."""
     out: list[FormatSel] = []
     for tok in filter(None, (t.strip() for t in text.split(","))):
         body, _, size_s = tok.partition("@")
         name, _, var = body.partition(":")
         fmt = qkgen_impl.format_row(name)  # FormatError (a ValueError) lists the names
+        words = qkgen_impl.variant_words(fmt)
+        kw = words.get(var or next(iter(words)))
+        if kw is None:
+            raise QKGenValueError(f"--formats: {tok!r}; allowed variants for {name}: {', '.join(w for w in words if w)}")
         size = None
         if size_s:
             if not size_s.isdigit():
                 raise QKGenValueError(f"--formats: {tok!r}: size {size_s!r} is not an integer")
             size = qkgen_impl.check_blocksize(fmt, int(size_s))
-        if fmt.family == "bnb4":
-            if var not in ("", "nested", "plain"):
-                raise QKGenValueError(f"--formats: {tok!r}; allowed variants for {name}: nested, plain")
-            out.append(FormatSel(name, nested=var != "plain", blocksize=size or BNB4_BLOCKSIZE))
-        elif fmt.family == "bnb8":
-            if var not in ("", "plain"):
-                raise QKGenValueError(f"--formats: {tok!r}; {name} has no variants")
-            out.append(FormatSel(name, blocksize=size or BNB8_BLOCKSIZE))
-        elif fmt.family == "int":
-            mode = var or "row"
-            if mode not in fmt.scale_modes:
-                raise QKGenValueError(f"--formats: {tok!r}; allowed variants for {name}: "
-                                      f"{', '.join(fmt.scale_modes)}")  # fmt: skip
-            if size and mode != "group":
-                raise QKGenValueError(f"--formats: {tok!r}; a group size needs the group variant")
-            group = (size or INT_GROUP) if mode == "group" else None
-            out.append(FormatSel(name, scale_mode=mode, blocksize=group))
-        else:
-            if var or size:
-                raise QKGenValueError(f"--formats: {tok!r}; {name} has no variants or sizes")
-            out.append(FormatSel(name))
+        sized = len(fmt.blocksizes) > 1 and kw.get("scale_mode") in (None, "group")
+        if size and not sized:
+            raise QKGenValueError(f"--formats: {tok!r}; {name}{':' + var if var else ''} takes no size")
+        out.append(FormatSel(name, nested=kw.get("nested", False), scale_mode=kw.get("scale_mode"),
+                             blocksize=(size or fmt.block) if sized else None))  # fmt: skip
     if not out:
         raise QKGenValueError("--formats: empty")
     return out
@@ -122,9 +105,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                     "default: " + "; ".join(f"{o} {CASES[o].default_shapes}" for o in ops))
     p.add_argument("--formats",
                    help="comma-separated NAME[:VARIANT][@SIZE]; VARIANT nested|plain (nf4/fp4, default "
-                        "nested), tensor|row|group (int formats, default row); SIZE a bnb blocksize (default "
-                        f"{BNB4_BLOCKSIZE}, blockwise8 {BNB8_BLOCKSIZE}) or int group size (default "
-                        f"{INT_GROUP}). Default: "
+                        "nested), tensor|row|group (int formats, default row); SIZE the block size, or the "
+                        "group size of the group variant (default: the format table's). Default: "
                         + "; ".join(f"{o} {CASES[o].default_formats}" for o in ops))
     p.add_argument("--m", type=int, default=1, help=f"gemv: rows of x, 1..{max_m} (1)")
     p.add_argument("--dtypes", default=DEFAULT_DTYPES, help=f"output dtypes (default {DEFAULT_DTYPES})")

@@ -1,0 +1,205 @@
+"""Reference codec pieces shared by every family: numeric rules and code packing.
+
+Everything here follows the row: where a code sits comes from `locate()` (pack, msb_first,
+low_bits) plus the inline fields and the high-bit field; what it means from code / table / step /
+zero. The families (bnb4, bnb8, gguf, plain_int) choose statistics; this module does the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError, QKGenValueError
+from .row import Format, locate
+
+_F32 = np.float32
+
+
+def host_array(a: Any) -> np.ndarray:
+    """A host numpy view of a numpy array or a (CPU) torch tensor, without copying."""
+    if hasattr(a, "detach"):
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
+
+
+def mean_f32(a: np.ndarray, axis: int | None = None, count: Any = None) -> np.ndarray:
+    """float32 mean: summed in float64, divided in float64, rounded once to float32.
+
+    Why float64: the sum of float32 values in float32 depends on summation order (torch, numpy and
+    GPU reductions all differ); in float64 it is exact or nearly so, and one rounding follows.
+    `count` (array or int) overrides the element count, e.g. to ignore zero padding.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    total = a.sum(axis=axis)
+    if count is None:
+        count = a.size if axis is None else a.shape[axis]
+    return (total / np.asarray(count, dtype=np.float64)).astype(_F32)
+
+
+def fma_f32(a: float, b: np.ndarray, c: float) -> np.ndarray:
+    """f32(a*b + c) with one rounding: a, b, c are float32 values whose exact result fits float64."""
+    return (np.float64(a) * b.astype(np.float64) + np.float64(c)).astype(_F32)
+
+
+def roundf(v: np.ndarray) -> np.ndarray:
+    """C roundf: half away from zero. In float64 so that v + 0.5 is exact for float32 v."""
+    v = v.astype(np.float64)
+    return np.copysign(np.floor(np.abs(v) + 0.5), v)
+
+
+def f16_bytes(v: np.ndarray) -> np.ndarray:
+    """Values as little-endian f16 bytes [..., 2] (numpy's float32 -> float16 rounds to nearest even)."""
+    with np.errstate(over="ignore"):  # beyond 65504 is inf, as in ggml
+        half = np.asarray(v, dtype=_F32).astype("<f2")
+    return np.ascontiguousarray(half).view(np.uint8).reshape(*np.shape(v), 2)
+
+
+def round_to(x: Any, dtype: Any) -> np.ndarray:
+    """Round float32 values to f16 or bf16, to nearest even: the oracle for f16/bf16 kernel outputs.
+
+    dtype "f16"/"float16"/np.float16 -> a numpy float16 array (overflow -> inf, subnormals kept).
+    dtype "bf16"/"bfloat16" -> a uint16 array of bf16 bit patterns (numpy has no bf16; use
+    bf16_to_f32 to read them). NaN stays NaN (quieted, sign kept); inf stays inf; values beyond the
+    largest bf16 round to inf as round-to-nearest-even demands.
+    """
+    x = np.asarray(x, dtype=_F32)
+    name = getattr(dtype, "__name__", str(dtype)).lower().replace("torch.", "")
+    if name in ("f16", "float16", "half"):
+        with np.errstate(over="ignore"):  # overflow to inf is the correct rounding
+            return x.astype(np.float16)
+    if name in ("bf16", "bfloat16"):
+        bits = x.view(np.uint32).astype(np.uint64)
+        nan = (bits & 0x7FFFFFFF) > 0x7F800000
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        quiet = (bits >> 16) | 0x0040
+        return np.where(nan, quiet, rounded).astype(np.uint16)
+    raise QKGenValueError(f"dtype: {dtype!r} is not supported; allowed: f16, bf16")
+
+
+def bf16_to_f32(bits: Any) -> np.ndarray:
+    """bf16 bit patterns (uint16) -> float32 values (exact)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(_F32)
+
+
+
+# --------------------------------------------------------------------------------------------
+# code layout, generic over rows
+# --------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _slot_matrix(fmt: Format, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """For `count` consecutive codes of one packing unit: (elem[byte, slot], shift[slot]),
+    elem[b, s] the element whose code sits in byte b, slot s (from locate())."""
+    e = np.arange(count)
+    byte, shift = locate(fmt, e)
+    slot = shift // fmt.low_bits
+    slot = (fmt.per_byte - 1 - slot) if fmt.msb_first else slot
+    elem = np.empty((count // fmt.per_byte, fmt.per_byte), dtype=np.intp)
+    elem[byte, slot] = e
+    shifts = np.empty(fmt.per_byte, dtype=np.uint8)
+    shifts[slot] = shift
+    return elem, shifts
+
+
+def _pack_low(codes: np.ndarray, fmt: Format, count: int) -> np.ndarray:
+    """Low bits of codes [..., count] -> packed bytes [..., count // per_byte]."""
+    elem, shift = _slot_matrix(fmt, count)
+    low = (codes & fmt.mask).astype(np.uint8)
+    return np.bitwise_or.reduce(low[..., elem] << shift, axis=-1).astype(np.uint8)
+
+
+def _unpack_low(packed: np.ndarray, fmt: Format, count: int) -> np.ndarray:
+    """Packed bytes [..., count // per_byte] -> low bits of codes [..., count], as int32."""
+    elem, shift = _slot_matrix(fmt, count)
+    out = np.empty(packed.shape[:-1] + (count,), dtype=np.int32)
+    out[..., elem] = (packed[..., :, None] >> shift) & fmt.mask
+    return out
+
+
+def _flat_unit(fmt: Format) -> int:
+    """Codes per repeating packing unit of a format with separate statistics."""
+    if fmt.pack != "interleaved":  # split packing is defined per block; separate statistics have none
+        raise FormatError(f"format {fmt.name!r}: field 'pack': separate statistics need interleaved codes")
+    return fmt.per_byte
+
+
+def pack_codes(codes: Any, fmt: Format, n: int, fill: int = 0) -> np.ndarray:
+    """Pack n raw codes the way `fmt` stores them; returns the flat u8 `data` array.
+
+    Codes are integers as unpack_codes returns them (table index, unsigned field, or two's
+    complement value; only the low `bits` bits are used). Formats with separate statistics get
+    ceil(n * low_bits / 8) bytes, the padding slots of the last byte holding `fill`. Inline (GGUF)
+    formats get nblocks * block_bytes bytes with the codes field and the high-bit field filled and
+    every statistics field zero (the quantizer writes those).
+    """
+    codes = np.asarray(codes).reshape(-1)[:n].astype(np.int64)
+    if not fmt.inline:
+        unit = _flat_unit(fmt)
+        padded = np.full(-(-n // unit) * unit, fill, dtype=np.int64)
+        padded[:n] = codes
+        return _pack_low(padded.reshape(-1, unit), fmt, unit).reshape(-1)[: -(-n * fmt.low_bits // 8)]
+    if n % fmt.block:
+        raise QKGenValueError(f"n: {n} is not a multiple of {fmt.name}'s block {fmt.block}")
+    blocks = codes.reshape(-1, fmt.block)
+    data = np.zeros((blocks.shape[0], fmt.block_bytes), dtype=np.uint8)
+    at = fmt.offsets[fmt.codes_field]
+    data[:, at : at + fmt.code_bytes(fmt.block)] = _pack_low(blocks, fmt, fmt.block)
+    if fmt.high_bit_field:
+        # bit e of the little-endian u32 field is element e's bit `low_bits`
+        high = ((blocks >> fmt.low_bits) & 1).astype(np.uint8)
+        at = fmt.offsets[fmt.high_bit_field]
+        data[:, at : at + fmt.block // 8] = np.packbits(high, axis=-1, bitorder="little")
+    return data.reshape(-1)
+
+
+def _sign_extend(codes: np.ndarray, bits: int) -> np.ndarray:
+    half = 1 << (bits - 1)
+    return np.where(codes >= half, codes - (1 << bits), codes)
+
+
+def unpack_codes(fmt: Format, data: np.ndarray, n: int) -> np.ndarray:
+    """Raw codes of the first n elements, flat int32, before table / step / zero / scale.
+
+    table codes: the table index; unsigned codes: the stored field (q5: with the fifth bit from the
+    high-bit field merged in); signed codes: the two's-complement value.
+    """
+    data = data.reshape(-1)
+    if fmt.inline:
+        blocks = data.reshape(-1, fmt.block_bytes)
+        at = fmt.offsets[fmt.codes_field]
+        codes = _unpack_low(blocks[:, at : at + fmt.code_bytes(fmt.block)], fmt, fmt.block)
+        if fmt.high_bit_field:
+            at = fmt.offsets[fmt.high_bit_field]
+            high = np.unpackbits(blocks[:, at : at + fmt.block // 8], axis=-1, bitorder="little")
+            codes |= high.astype(np.int32) << fmt.low_bits
+    else:
+        unit = _flat_unit(fmt)
+        codes = _unpack_low(data.reshape(-1, unit // fmt.per_byte), fmt, unit)
+    codes = codes.reshape(-1)[:n]
+    if fmt.code == "signed":
+        codes = _sign_extend(codes, fmt.bits)
+    return codes.astype(np.int32)
+
+
+def code_values(fmt: Format, codes: Any) -> np.ndarray:
+    """What codes mean before scaling, as float32: table[q] or the integer q*step - zero."""
+    codes = np.asarray(codes)
+    if fmt.code == "table":
+        return np.asarray(fmt.table, dtype=_F32)[codes]
+    return (codes.astype(np.int64) * fmt.step - fmt.zero).astype(_F32)
+
+
+def read_f16(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
+    """Field `name` (an f16) of every inline block [nblocks, block_bytes], as float32."""
+    at = fmt.offsets[name]
+    return np.ascontiguousarray(blocks[:, at : at + 2]).view("<f2").reshape(-1).astype(_F32)
+
+
+def inverse(d: np.ndarray) -> np.ndarray:
+    """1/d in float32, 0 where d is 0 (ggml's rule)."""
+    with np.errstate(divide="ignore"):
+        return np.where(d == 0, _F32(0), _F32(1) / d).astype(_F32)

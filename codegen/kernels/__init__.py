@@ -1,0 +1,1 @@
+"""Kernels: typed targets, dialects, the op registry and render() -> KernelSource. Pure: no device."""

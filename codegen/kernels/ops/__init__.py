@@ -1,0 +1,27 @@
+"""The op registry: every kernel family qkgen generates, one OpSpec each."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ...errors import QKGenValueError
+from . import dequantize, gemv, int8dot
+from .spec import MAX_M, OpSpec, Output, Request
+
+OPS: MappingProxyType[str, OpSpec] = MappingProxyType(
+    {s.name: s for s in (dequantize.SPEC, gemv.SPEC, int8dot.QUANTIZE_Q8_1, int8dot.GEMV_INT8DOT)}
+)
+
+
+def get_op(name: str) -> OpSpec:
+    try:
+        return OPS[name]
+    except (KeyError, TypeError):
+        raise QKGenValueError(f"op: unknown op {name!r}; allowed: {', '.join(OPS)}") from None
+
+
+def ops() -> tuple[str, ...]:
+    return tuple(OPS)
+
+
+__all__ = ["OPS", "OpSpec", "Output", "Request", "MAX_M", "get_op", "ops"]

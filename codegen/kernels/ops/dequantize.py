@@ -1,0 +1,55 @@
+"""dequantize: codes + statistics -> f32/f16/bf16 values, one chunk of `ept` elements per work-item."""
+
+from __future__ import annotations
+
+from ...errors import QKGenValueError
+from ...formats import family_of, locate
+from ...formats import reference as ref
+from ..cexpr import Sym
+from ..source import Arg
+from .spec import OpSpec, Output, Request, load_align, low_pow2, table_locals, weight_args
+
+
+def chunking(req: Request) -> tuple[int, int, int]:
+    """(elements, code bytes, load alignment) of the chunk one work-item decodes at a time: aim
+    for 16 bytes of codes (one vector load) inside one block or group (one scale)."""
+    fmt = req.fmt
+    limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
+    ept = req.pop_int("ept", min(16 * fmt.per_byte, limit), 1, 1 << 16)
+    # split packing: the chunk's elements share one slot, so each takes its own byte
+    chunk_bytes = ept if fmt.pack == "split" else ept // fmt.per_byte
+    if ept > limit or limit % ept or chunk_bytes % 4 or ept % fmt.per_byte:
+        raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")
+    align = load_align(fmt, "qs", chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
+    return ept, chunk_bytes, align
+
+
+def chunk_code_at(req: Request, ept: int) -> tuple[Sym, Sym]:
+    """(byte, shift) of chunk element i, from the format's own locate(): the chunk's code bytes are
+    one run (for split packing, inside one slot run, so its elements share `slot`)."""
+    fmt = req.fmt
+    i = Sym.var("i", ept)
+    e = i + Sym.var("slot", fmt.per_byte) * fmt.run if fmt.pack == "split" else i
+    return locate(fmt, e)
+
+
+def _context(req: Request) -> dict:
+    ept, chunk_bytes, align = chunking(req)
+    tables, local_arrays = table_locals(req)
+    args = weight_args(req) + [Arg("out", "out", req.dtype), Arg("n", "scalar", "u32")]
+    if req.scale_mode in ("row", "group"):
+        args += [Arg("cols", "scalar", "u32"), Arg("groups_per_row", "scalar", "u32")]
+    return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
+                args=args + local_arrays, wg=req.pop_wg(256, 1))  # fmt: skip
+
+
+def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    items = -(-sizes["n"] // ks.param("ept"))
+    return (-(-items // ks.wg) * ks.wg,), (ks.wg,)
+
+
+SPEC = OpSpec(
+    name="dequantize", template="dequantize.jinja", doc="codes + statistics -> values (f32, f16, bf16)",
+    context=_context, grid=_grid, outputs=(Output("out", "dtype", lambda s: s["n"]),),
+    reference=lambda qt: ref.dequantize(qt),
+)  # fmt: skip

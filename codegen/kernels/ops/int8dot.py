@@ -1,0 +1,107 @@
+"""The integer-dot GEMV path (llama.cpp's mmvq idea, written for qkgen): activations are quantized
+to q8_1 on the device (quantize_q8_1, bit-identical to the reference codec), then each weight
+block meets the activation block of the same K range in 4-way int8 dot products (gemv_int8dot).
+Weight rows qualify by their facts: inline blocks of the activation's block size whose codes fit
+a signed byte and whose 4-byte code groups cover four consecutive elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...formats import get, locate
+from ...formats import reference as ref
+from ..source import Arg
+from .spec import MAX_M, OpSpec, Output, Request, lanes_of, load_align
+
+ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
+
+
+def is_q8_1_row(fmt) -> bool:
+    """Rows quantize_q8_1 can write: signed 8-bit inline codes with the f16 sum field s."""
+    return fmt.inline and fmt.code == "signed" and fmt.bits == fmt.low_bits == 8 and fmt.has_field("s")
+
+
+def is_int8dot_weight(fmt) -> bool:
+    act = get(ACT)
+    fits = (fmt.code == "signed" and fmt.bits == 8) or (fmt.code == "unsigned" and fmt.bits <= 7 and fmt.step == 1)
+    words = (fmt.pack == "split" and fmt.run % 4 == 0) or fmt.per_byte == 1
+    return fmt.inline and not fmt.has_field("s") and fmt.block == act.block and fits and words
+
+
+# ---- quantize_q8_1 ----
+
+
+def _quantize_context(req: Request) -> dict:
+    """One work-item per block of `fmt.block` activations: x [M, K] (K a multiple of the block) is
+    row-major, so block b is elements [b*block, (b+1)*block) and q8_1 block b of the output."""
+    fmt = req.fmt
+    qs_bytes = fmt.code_bytes(fmt.block)
+    x_size = 4 if req.dtype == "f32" else 2
+    args = [Arg("x", "in", "x"), Arg("xq", "out", "u8"), Arg("nblocks", "scalar", "u32")]
+    return dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=load_align(fmt, "qs", qs_bytes),
+                wg=req.pop_wg(64, 1))  # fmt: skip
+
+
+def _quantize_grid(ks, sizes: dict):
+    return (-(-sizes["nblocks"] // ks.wg) * ks.wg,), (ks.wg,)
+
+
+QUANTIZE_Q8_1 = OpSpec(
+    name="quantize_q8_1", template="quantize_q8_1.jinja", doc="activations -> q8_1 blocks (the int8dot input)",
+    context=_quantize_context, grid=_quantize_grid, accepts=is_q8_1_row,
+    outputs=(Output("xq", "u8", lambda s: s["nblocks"] * get(ACT).block_bytes),),
+    reference=lambda x: ref.quantize(x, ACT).data, notes={"variants": False},
+)  # fmt: skip
+
+
+# ---- gemv_int8dot ----
+
+
+def act_words(fmt, act) -> list[tuple[int, int]]:
+    """(weight code word, shift) holding the codes of elements 4k..4k+3, for every activation word
+    k: where locate() puts element 4k (split packing: q4's elements j and j+16 share a byte)."""
+    out = []
+    for k in range(act.code_bytes(act.block) // 4):
+        byte, shift = locate(fmt, 4 * k)
+        out.append((int(byte) // 4, int(shift)))
+    return out
+
+
+def _gemv_context(req: Request) -> dict:
+    fmt, t = req.fmt, req.target
+    act = get(ACT)
+    mmax = req.pop_int("mmax", 1, 1, MAX_M)
+    lanes = lanes_of(t)
+    wg = req.pop_wg(128, lanes)
+    code_bytes = fmt.code_bytes(fmt.block)
+    args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
+            Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
+    if not t.subgroups:
+        args.append(Arg("scratch", "local", "f32", count=wg))
+    hb = fmt.high_bit_field
+    return dict(
+        args=args, lanes=lanes, rows=wg // lanes, mmax=mmax, act=act, act_words=act_words(fmt, act),
+        code_bytes=code_bytes, code_align=load_align(fmt, "qs", code_bytes),
+        act_align=load_align(act, "qs", act.code_bytes(act.block)), qh_align=load_align(fmt, hb, 4) if hb else 0,
+        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), wg=wg,
+    )  # fmt: skip
+
+
+def _gemv_grid(ks, sizes: dict):
+    rows = ks.wg // ks.param("lanes")
+    return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
+
+
+def int8dot_reference(qt, x: np.ndarray) -> np.ndarray:
+    """x quantized to q8_1 by the reference, times the dequantized weight, in float64."""
+    xq = ref.dequantize(ref.quantize(x.astype(np.float32), ACT)).astype(np.float64)
+    return xq @ ref.dequantize(qt).astype(np.float64).T
+
+
+GEMV_INT8DOT = OpSpec(
+    name="gemv_int8dot", template="gemv_int8dot.jinja", doc="y = x @ W.T through q8_1 activations and int8 dots",
+    context=_gemv_context, grid=_gemv_grid, accepts=is_int8dot_weight,
+    outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),), extra_variants=({"mmax": 1}, {"mmax": MAX_M}),
+    name_params=("mmax",), reference=int8dot_reference, notes={"variants": False},
+)  # fmt: skip

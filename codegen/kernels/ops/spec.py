@@ -1,0 +1,135 @@
+"""OpSpec: one kernel family as data. Adding a kernel family is one spec plus one template.
+
+A spec names its template, the formats it takes, how a render request becomes the template
+context (with ONE list of Args that is both the C signature and the launch binding), its launch
+grid, its outputs, and its reference (what `qkgen check` and the tests compare against).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ... import dtypes
+from ...errors import QKGenValueError
+from ...formats import Format, family_of, rows
+from ..dialects import Dialect
+from ..source import Arg
+from ..target import Target
+
+MAX_M = 8  # GEMV: activation rows one launch takes
+
+
+@dataclass(frozen=True)
+class Request:
+    """What render() was asked for, validated: the op's context builder reads it."""
+
+    fmt: Format
+    target: Target
+    d: Dialect
+    dtype: str
+    blocksize: int
+    nested: bool
+    scale_mode: str | None
+    params: dict  # op parameters the caller set (popped as they are read; leftovers are an error)
+
+    def pop_int(self, name: str, default: int, lo: int, hi: int) -> int:
+        v = self.params.pop(name, default)
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise QKGenValueError(f"{name}: {v!r}; allowed: an int in {lo}..{hi}")
+        return v
+
+    def pop_bool(self, name: str, default: bool) -> bool:
+        v = self.params.pop(name, default)
+        if not isinstance(v, bool):
+            raise QKGenValueError(f"{name}: {v!r}; allowed: True or False")
+        return v
+
+    def pop_wg(self, default: int, multiple: int) -> int:
+        wg = self.pop_int("wg", default, 1, 1024)
+        if wg % multiple or wg & (wg - 1):
+            raise QKGenValueError(f"wg: {wg}; allowed: a power of two, a multiple of {multiple}")
+        return wg
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output buffer the runtime allocates: the Arg it binds, its dtype (a dtypes.py name, or
+    "dtype" for the kernel's dtype parameter) and its element count from the launch sizes."""
+
+    arg: str
+    dtype: str
+    count: Callable[[dict], int]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    template: str
+    doc: str
+    context: Callable[[Request], dict]  # template context; must hold "args" and "wg"
+    grid: Callable[[Any, dict], tuple[tuple[int, ...], tuple[int, ...]]]  # (ks, sizes) -> (global, local)
+    outputs: tuple[Output, ...]
+    accepts: Callable[[Format], bool] = lambda fmt: True
+    dtypes: tuple[str, ...] = dtypes.FLOAT_DTYPES
+    extra_variants: tuple[dict, ...] = ({},)  # op parameters the catalog also enumerates (e.g. mmax)
+    name_params: tuple[str, ...] = ()  # parameters always named in the kernel name (with their value)
+    dims: int = 1
+    reference: Callable[..., Any] | None = None  # numpy oracle: (qt or x, ...) -> expected output
+    notes: dict = field(default_factory=dict)
+
+    def formats(self) -> tuple[str, ...]:
+        return tuple(f.name for f in rows() if self.accepts(f))
+
+    def check_format(self, fmt: Format) -> None:
+        if not self.accepts(fmt):
+            raise QKGenValueError(f"format: {self.name} does not take {fmt.name}; allowed: {', '.join(self.formats())}")
+
+    def variants(self, fmt: Format) -> Iterator[dict]:
+        """render() keyword arguments of every kernel of this op for fmt (format excluded)."""
+        for var in family_of(fmt).variants(fmt) if self.takes_variants else ({},):
+            for dtype in self.dtypes:
+                for extra in self.extra_variants:
+                    yield {"dtype": dtype, **var, **extra}
+
+    @property
+    def takes_variants(self) -> bool:
+        return self.notes.get("variants", True)
+
+
+def low_pow2(x: int) -> int:
+    return x & -x
+
+
+def load_align(fmt: Format, field_name: str, nbytes: int) -> int:
+    """The widest alignment (<= 16) every load of `nbytes` at inline field `field_name` of a block has."""
+    return math.gcd(fmt.block_align, fmt.offsets[field_name], low_pow2(nbytes), 16)
+
+
+def weight_args(req: Request) -> list[Arg]:
+    """The Args a quantized weight contributes (its family says which), in signature order."""
+    fam = family_of(req.fmt)
+    rename = {"data": "blocks" if req.fmt.inline else "codes"}  # the C names the templates use
+    out = []
+    for name, kind, dt in fam.weight_inputs(req.fmt, req.nested, req.scale_mode):
+        out.append(Arg(rename.get(name, name), kind, dt, bind=name))
+    return out
+
+
+def table_locals(req: Request) -> tuple[dict, list[Arg]]:
+    """Constant tables (name -> values) and the local arrays they are copied into."""
+    tables, local_arrays = {}, []
+    if req.fmt.code == "table":
+        tables["TABLE"] = req.fmt.table
+        local_arrays.append(Arg("lut", "local", "f32", count=len(req.fmt.table)))
+    if req.nested:
+        tables["TABLE2"] = req.fmt.nested_table
+        local_arrays.append(Arg("lut2", "local", "f32", count=len(req.fmt.nested_table)))
+    return tables, local_arrays
+
+
+def lanes_of(t: Target) -> int:
+    """Lanes that reduce one row: the sub-group where there is one, else a 32-wide local tree."""
+    return t.subgroup_size or 32

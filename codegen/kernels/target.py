@@ -1,0 +1,107 @@
+"""Typed targets: what a device can do, as one frozen record.
+
+A Target holds capabilities only (language version, fp16/bf16 arithmetic, sub-groups and their
+size, a native 4-way int8 dot product, the architecture); the dialect of its backend holds the
+spellings. Every device builds its own Target (backends/*), and PROFILES name the common ones so
+that kernels render without a device (`qkgen dump --target cuda-sm90`, the compile matrix).
+Rendering depends on the target's capabilities, never on its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
+
+BACKENDS = ("cuda", "sycl", "opencl")
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str  # a profile name, or "<backend>:<device name>" for a device's own target
+    backend: str  # "cuda" | "sycl" | "opencl"
+    lang: str  # language version: "CUDA C++17", "OpenCL C 1.2", "OpenCL C 3.0", "SYCL 2020"
+    fp16: bool  # fp16 arithmetic (half loads/stores work everywhere; this is about math)
+    bf16: bool  # native bf16 conversions
+    subgroup_size: int  # lanes of the sub-group kernels are written for; 0: no sub-groups
+    subgroup_sizes: tuple[int, ...] = ()  # the sizes the device supports (a required size must be one)
+    dot4: bool = False  # a native 4-way int8 dot product (dp4a, cl_khr_integer_dot_product)
+    arch: str = ""  # "sm_90", "dg2", ...: what a compiler is asked to build for
+
+    def __post_init__(self) -> None:
+        from ..errors import QKGenValueError
+
+        if self.backend not in BACKENDS:
+            raise QKGenValueError(f"target.backend: {self.backend!r}; allowed: {', '.join(BACKENDS)}")
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type == "bool" and not isinstance(v, bool):
+                raise QKGenValueError(f"target.{f.name}: {v!r} must be a bool")
+            if f.type == "str" and not (isinstance(v, str) and "*/" not in v and "\n" not in v):
+                raise QKGenValueError(f"target.{f.name}: {v!r} must be one line of text without '*/'")
+        if not isinstance(self.subgroup_size, int) or self.subgroup_size < 0 or self.subgroup_size & (
+            self.subgroup_size - 1
+        ):  # fmt: skip
+            raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size!r}; allowed: 0 or a power of two")
+        if self.subgroup_size and self.subgroup_sizes and self.subgroup_size not in self.subgroup_sizes:
+            raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size} is not one of the device's "
+                                  f"sub-group sizes {self.subgroup_sizes}")  # fmt: skip
+
+    @property
+    def subgroups(self) -> bool:
+        return self.subgroup_size > 0
+
+    def caps(self) -> dict[str, object]:
+        """The capabilities that change generated source, for headers and listings."""
+        return {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
+
+    def describe(self) -> str:
+        """One line: name, language and capabilities (the generated file's header uses it)."""
+        caps = " ".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in self.caps().items())
+        arch = f" arch={self.arch}" if self.arch else ""
+        return f"{self.name} ({self.lang}{arch}) {caps}"
+
+    def with_name(self, name: str) -> Target:
+        return replace(self, name=name)
+
+
+def _cuda(sm: int) -> Target:
+    # Every sm_XY from 6.1 has dp4a and fp16 arithmetic; bf16 conversions from sm_80.
+    return Target(f"cuda-sm{sm}", "cuda", "CUDA C++17", fp16=True, bf16=sm >= 80, subgroup_size=32,
+                  subgroup_sizes=(32,), dot4=True, arch=f"sm_{sm}")  # fmt: skip
+
+
+_PROFILES = (
+    *(_cuda(sm) for sm in (80, 86, 89, 90, 100, 120)),
+    # NVIDIA's OpenCL: C 1.2, no cl_khr_fp16 arithmetic, no sub-groups, no integer dot product.
+    Target("opencl-nvidia", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
+    # Intel's CPU OpenCL runtime (pip intel-opencl-rt): C 3.0, fp16, sub-groups 4..64, int8 dot.
+    Target("opencl-intel-cpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
+           subgroup_sizes=(4, 8, 16, 32, 64), dot4=True),  # fmt: skip
+    # Intel Arc / Data Center GPUs through OpenCL: sub-group 16 is the native width.
+    Target("opencl-intel-gpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
+           subgroup_sizes=(16, 32), dot4=True),  # fmt: skip
+    Target("pocl", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
+    Target("sycl-intel-gpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16, subgroup_sizes=(16, 32)),
+    Target("sycl-intel-gpu-sg32", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=32,
+           subgroup_sizes=(16, 32)),  # fmt: skip
+    Target("sycl-cpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16,
+           subgroup_sizes=(4, 8, 16, 32, 64)),  # fmt: skip
+)
+PROFILES: MappingProxyType[str, Target] = MappingProxyType({t.name: t for t in _PROFILES})
+
+# The profile a backend name alone stands for (render(..., "cuda"), `qkgen dump --backend`).
+DEFAULT_PROFILE = MappingProxyType({"cuda": "cuda-sm80", "opencl": "opencl-intel-gpu", "sycl": "sycl-intel-gpu"})
+
+
+def get_target(target: Target | str) -> Target:
+    """A Target from itself, a profile name, or a backend name (its default profile)."""
+    from ..errors import QKGenValueError
+
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, str):
+        name = DEFAULT_PROFILE.get(target, target)
+        if name in PROFILES:
+            return PROFILES[name]
+    raise QKGenValueError(f"target: {target!r}; allowed: a Target, a backend ({', '.join(BACKENDS)}) or a "
+                          f"profile ({', '.join(PROFILES)})")  # fmt: skip

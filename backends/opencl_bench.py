@@ -34,13 +34,19 @@ def opencl_copy_ceiling(dev, cl, nbytes: int, iters: int, warmup: int) -> dict:
     gbps = {}
     ms = median_of(lambda: _event_ms(cl.enqueue_copy(q, dst, src, byte_count=nbytes)), iters, warmup)
     gbps["enqueue_copy"] = copy_gbps(nbytes, ms)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", cl.CompilerWarning)
-        kernel = cl.Program(dev.ctx, _COPY_KERNEL).build(cache_dir=False).qkgen_copy_ceiling
-    kernel.set_scalar_arg_dtypes([None, None, np.uint32])
-    n16, wg = nbytes // 16, 256
-    gsize = -(-n16 // wg) * wg
-    ms = median_of(lambda: _event_ms(kernel(q, (gsize,), (wg,), src, dst, np.uint32(n16))), iters, warmup)
-    gbps["uint4 copy kernel"] = copy_gbps(nbytes, ms)
+    failed = {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            kernel = cl.Program(dev.ctx, _COPY_KERNEL).build(cache_dir=False).qkgen_copy_ceiling
+    except cl.Error as e:  # a device that cannot build OpenCL C still has enqueue_copy
+        failed["uint4 copy kernel"] = str(e).strip().splitlines()[0]
+    else:
+        kernel.set_scalar_arg_dtypes([None, None, np.uint32])
+        n16, wg = nbytes // 16, 256
+        gsize = -(-n16 // wg) * wg
+        ms = median_of(lambda: _event_ms(kernel(q, (gsize,), (wg,), src, dst, np.uint32(n16))), iters, warmup)
+        gbps["uint4 copy kernel"] = copy_gbps(nbytes, ms)
     best = max(gbps, key=gbps.get)
-    return {"gbps": gbps[best], "method": f"OpenCL {best} (profiling events)", "buffer_bytes": nbytes, "all": gbps}
+    out = {"gbps": gbps[best], "method": f"OpenCL {best} (profiling events)", "buffer_bytes": nbytes, "all": gbps}
+    return {**out, "failed": failed} if failed else out

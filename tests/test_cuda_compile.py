@@ -1,10 +1,12 @@
-"""Every generated CUDA kernel compiles with nvcc for sm_80, sm_86, sm_89 and sm_90, with no
-warning about the generated file. Needs nvcc only, no GPU (this runs in CI).
+"""Every generated CUDA kernel compiles with nvcc for sm_80, sm_86, sm_89, sm_90, sm_100 and sm_120
+(Ampere to Blackwell data-center parts and the RTX 50 series), with no warning about the generated
+file. Needs nvcc only, no GPU (this runs in CI); architectures this nvcc cannot build are left out
+and named by test_matrix_covers_blackwell.
 
-The kernels are qkgen.catalog.variants(op) for every op in render.OPS (format x dtype x
+The kernels are qkgen.tools.catalog.variants(op) for every op in the registry (format x dtype x
 statistics layout), each also at its format's smallest block size. A new op is
-picked up as soon as the catalog enumerates it. One nvcc call per kernel builds all four
-architectures (a fatbin); two calls run at a time.
+picked up as soon as the catalog enumerates it. One nvcc call per kernel builds every
+architecture (a fatbin); two calls run at a time.
 """
 
 from __future__ import annotations
@@ -13,14 +15,21 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from qkgen import catalog
-from qkgen import formats as F
-from qkgen.backends.cuda import NVCC_FLAGS, device_caps, find_nvcc, nvcc_build, nvcc_compile
-from qkgen.errors import BuildError
-from qkgen.render import OPS, render
 
-ARCHES = ("sm_80", "sm_86", "sm_89", "sm_90")
-CAPS = device_caps(8, 0)  # what the backend renders with on every one of ARCHES
+from qkgen import formats as F
+from qkgen.backends.cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_arches, nvcc_build, nvcc_compile
+from qkgen.errors import BuildError
+from qkgen.kernels.ops import OPS
+from qkgen.kernels.render import render
+from qkgen.kernels.target import PROFILES
+from qkgen.tools import catalog
+
+WANTED = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+ARCHES = tuple(a for a in WANTED if a in nvcc_arches()) if find_nvcc() else ()
+# Every one of WANTED has the same capabilities (fp16, bf16, 32-lane warps, dp4a), so one source
+# per kernel, rendered for the sm_80 profile, is built for all of them.
+TARGET = PROFILES["cuda-sm80"]
+assert all(PROFILES[f"cuda-sm{a[3:]}"].caps() == TARGET.caps() for a in WANTED)
 
 pytestmark = pytest.mark.skipif(
     find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)"
@@ -61,7 +70,7 @@ VARIANTS = [pytest.param(kw, id=_variant_id(kw)) for op in OPS for kw in variant
 
 def _compile(kw: dict):
     kw = dict(kw)
-    ks = render(kw.pop("op"), kw.pop("format"), "cuda", caps=CAPS, **kw)
+    ks = render(kw.pop("op"), kw.pop("format"), TARGET, **kw)
     return ks, nvcc_build(ks.source, ARCHES, NVCC_FLAGS, name=ks.name)
 
 
@@ -100,9 +109,14 @@ def test_every_op_has_variants():
 
 
 def test_cubin_for_one_arch():
-    ks = render("dequantize", "nf4", "cuda", dtype="bf16", caps=CAPS)
+    ks = render("dequantize", "nf4", TARGET, dtype="bf16")
     cubin = nvcc_compile(ks.source, "sm_90", NVCC_FLAGS, name=ks.name)
     assert cubin[:4] == b"\x7fELF"
+
+
+def test_matrix_covers_blackwell():
+    missing = [a for a in WANTED if a not in ARCHES]
+    assert not missing, f"{find_nvcc()} ({', '.join(nvcc_arches())}) cannot build {missing}; CUDA 12.8+ can"
 
 
 def test_build_error_carries_log_and_source():

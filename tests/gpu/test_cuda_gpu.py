@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import qkgen
 from gpucases import assert_same, dequantize_cases, sample, sample_for, to_device, torch_host
-from qkgen import api, catalog
+from qkgen.runtime import api
+from qkgen.tools import catalog
 from qkgen.errors import QKGenValueError
-from qkgen.render import render
+from qkgen.kernels.render import render
 
 pytestmark = pytest.mark.gpu
 TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
@@ -23,7 +24,7 @@ TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 @pytest.fixture(scope="module", autouse=True)
 def compiled(cuda_device):
     """Every dequantize kernel built up front: the nvcc runs go in parallel, one per CPU."""
-    kss = [render(v.pop("op"), v.pop("format"), "cuda", caps=cuda_device.caps, **v)
+    kss = [render(v.pop("op"), v.pop("format"), cuda_device.target, **v)
            for v in catalog.variants("dequantize")]  # fmt: skip
     cuda_device.compile_many(kss)
 
@@ -35,9 +36,9 @@ def dequantize(qt, dtype):
 def test_device_info(cuda_device):
     info = cuda_device.info
     assert info.kind == "gpu" and info.backend == "cuda"
-    assert set(info.caps) == {"fp16", "subgroups", "subgroup_size", "dot4"}
-    assert info.caps["subgroup_size"] == 32 and info.caps["dot4"]
-    assert cuda_device.arch.startswith("sm_") and "compute capability" in info.details
+    t = cuda_device.target
+    assert t is info.target and t.backend == "cuda" and t.name == f"cuda:{info.name}"
+    assert t.subgroup_size == 32 and t.dot4 and t.arch == cuda_device.arch and t.arch.startswith("sm_")
     print(info.line(), cuda_device.identity())
 
 
@@ -134,11 +135,17 @@ def test_large_tensor(torch_cuda):
 
 def test_time_ms(cuda_device):
     qt = sample("q4_0", (1024, 4096))
-    dev, ks, kernel = api.prepare_dequantize(qt, "f16", backend="cuda", device=0)
-    out_buf, _ = dev.empty(qt.n, "f16")
-    args, gsize, lsize = api.launch_dequantize(dev, ks, qt, out_buf)
-    ms = dev.time_ms(kernel, args, gsize, lsize)
+    plan = api.dequantize_plan(qt, "f16", backend="cuda", device=0)
+    arrays, sizes = api.weight_values(qt)
+    (buf, _, _), = plan.outputs(sizes).values()
+    ms = plan.dev.time_ms(plan.kernel, plan.bind({**arrays, "out": buf}, sizes), *plan.geometry(sizes))
     assert 0.0 < ms < 1000.0
+
+
+def test_benchmark_facts(cuda_device):
+    res = cuda_device.copy_ceiling(256 << 20, iters=5, warmup=2)
+    assert 100 < res["gbps"] < 20000 and res["buffer_bytes"] == 256 << 20, res
+    assert cuda_device.l2_bytes() > 1 << 20
 
 
 def test_second_process_loads_the_cached_cubin(tmp_path):
@@ -149,7 +156,7 @@ def test_second_process_loads_the_cached_cubin(tmp_path):
         if sys.argv[1] == "forbid":
             def refuse(*a, **k):
                 raise AssertionError("nvcc ran although the cubin is cached")
-            cuda.nvcc_build = refuse
+            cuda.nvcc_compile = refuse
         qt = qkgen.quantize(np.linspace(-1, 1, 4096, dtype=np.float32), "q5_1")
         print(float(np.asarray(qkgen.dequantize(qt, "f32", backend="cuda")).sum()))
     """)

@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 import qkgen
 from gpucases import sample, torch_host
-from qkgen import catalog, reference
+from qkgen.formats import reference
+from qkgen.tools import catalog
 from qkgen import formats as F
-from qkgen.int8dot import quantize_q8_1_device
-from qkgen.render import INT8DOT_FORMATS, render
+from qkgen.runtime.api import quantize_q8_1_device
+from qkgen.kernels.ops import get_op
+from qkgen.kernels.render import render
+
+INT8DOT_FORMATS = get_op("gemv_int8dot").formats()
 
 pytestmark = pytest.mark.gpu
 EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the output, relative
@@ -50,9 +54,9 @@ GEMV = list(catalog.variants("gemv"))
 @pytest.fixture(scope="module", autouse=True)
 def compiled(cuda_device):
     """The GEMV kernels (M = 1 and M <= 8 forms) built up front by parallel nvcc runs."""
-    kss = [render("gemv", v["format"], "cuda", caps=cuda_device.caps, mmax=mmax,
+    kss = [render("gemv", v["format"], cuda_device.target, mmax=mmax,
                   **{k: x for k, x in v.items() if k not in ("op", "format")})
-           for v in GEMV for mmax in (1, qkgen.api.MAX_M)]  # fmt: skip
+           for v in GEMV for mmax in (1, qkgen.kernels.ops.MAX_M)]  # fmt: skip
     cuda_device.compile_many(kss)
 
 

@@ -11,12 +11,14 @@ from gpucases import assert_same, dequantize_cases, sample_for
 pytestmark = pytest.mark.gpu
 
 
-def test_nvidia_device_caps(opencl_nvidia):
+def test_nvidia_device_target(opencl_nvidia):
     info = opencl_nvidia.info
     print(info.line())
     assert info.kind == "gpu"
-    # What the kernels were rendered for on this device (NVIDIA: expected no fp16, no sub-groups).
-    assert set(opencl_nvidia.caps) >= {"fp16", "subgroups", "subgroup_size", "dot4"}
+    # What the kernels are rendered for on this device (NVIDIA: OpenCL C 1.2, no sub-groups).
+    t = opencl_nvidia.target
+    assert t.backend == "opencl" and t.lang.startswith("OpenCL C ")
+    assert not t.subgroup_size or t.subgroup_size in t.subgroup_sizes
 
 
 @pytest.mark.parametrize("v,shape", dequantize_cases())

@@ -1,0 +1,139 @@
+"""Launches from many threads at once (issue 10 item 2): every CPU device, 8 threads each calling
+dequantize and gemv with its own data under a tiny switch interval, every result checked.
+
+A pyopencl Kernel object holds its arguments between set-args and the enqueue; unguarded, threads
+sharing one kernel swapped each other's arguments (wrong results, INVALID_KERNEL_ARGS, pocl
+segfaults). To make that window wide on every run, OpenCL enqueues sleep 0.2 ms first here (the GIL
+is released, other threads run their set-args); test_unguarded_opencl_launches_mix shows that this
+reproduces the defect once the device's launch lock is taken away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen.backends import get, open_device
+from qkgen.errors import BuildError
+from qkgen.formats import reference
+
+THREADS, CALLS = 8, 40
+K, N = 512, 24
+
+
+def _usable(backend: str, index: int) -> bool:
+    """Whether the device builds kernels here (pocl's LLVM fails on some hosts for any kernel)."""
+    qt = reference.quantize(np.ones((1, 64), np.float32), "q8_0")
+    try:
+        qkgen.dequantize(qt, "f32", backend=backend, device=index)
+        return True
+    except BuildError:
+        return False
+
+
+DEVICES = []
+for _name in ("opencl", "sycl"):
+    if get(_name).is_available():
+        DEVICES += [pytest.param(_name, d.index, id=f"{_name}-{d.index}") for d in get(_name).devices()]
+
+
+@contextlib.contextmanager
+def tiny_switch_interval():
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def run_threads(work) -> list[str]:
+    """work(thread_index) in THREADS threads at once; the failures they report."""
+    failures: list[str] = []
+    start = threading.Barrier(THREADS)
+
+    def body(t: int):
+        try:
+            start.wait()
+            failures.extend(work(t))
+        except Exception as e:  # a crash in a thread is a failure, not a silent stop
+            failures.append(f"thread {t}: {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=body, args=(t,)) for t in range(THREADS)]
+    with tiny_switch_interval():
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    return failures
+
+
+@pytest.fixture
+def slow_opencl_enqueue(monkeypatch):
+    """pyopencl's generated kernel invoker sets the arguments, then calls _cl.enqueue_nd_range_kernel:
+    a sleep in between hands the kernel object to other threads at the worst moment."""
+    if not get("opencl").is_available():
+        return
+    import pyopencl._cl as _cl
+
+    enqueue = _cl.enqueue_nd_range_kernel
+
+    def slow(*args, **kw):
+        time.sleep(2e-4)
+        return enqueue(*args, **kw)
+
+    monkeypatch.setattr(_cl, "enqueue_nd_range_kernel", slow)
+
+
+def weights(seed: int):
+    rng = np.random.default_rng(seed)
+    return reference.quantize(rng.standard_normal((N, K)).astype(np.float32), "q4_0")
+
+
+@pytest.mark.parametrize("backend, index", DEVICES)
+def test_dequantize_and_gemv_from_many_threads(backend, index, slow_opencl_enqueue):
+    if not _usable(backend, index):
+        pytest.skip(f"{backend} device {index} cannot build kernels on this host")
+    qts = [weights(t) for t in range(THREADS)]
+    refs = [reference.dequantize(qt) for qt in qts]
+    qkgen.gemv(qts[0], np.ones((3, K), np.float32), backend=backend, device=index)  # compile once first
+
+    def work(t: int) -> list[str]:
+        rng, bad = np.random.default_rng(100 + t), []
+        for i in range(CALLS):
+            w = qkgen.dequantize(qts[t], "f32", backend=backend, device=index)
+            if not np.array_equal(w, refs[t]):
+                bad.append(f"thread {t} call {i}: dequantize differs in {(w != refs[t]).sum()} elements")
+            x = rng.standard_normal((3, K)).astype(np.float32)
+            y = qkgen.gemv(qts[t], x, backend=backend, device=index)
+            want = x.astype(np.float64) @ refs[t].T.astype(np.float64)
+            bound = 1e-5 * (np.abs(x) @ np.abs(refs[t]).T) + 1e-6
+            if not (np.abs(y - want) <= bound).all():
+                bad.append(f"thread {t} call {i}: gemv off by {np.abs(y - want).max()}")
+        return bad
+
+    failures = run_threads(work)
+    assert not failures, f"{len(failures)} failures, first: {failures[:5]}"
+
+
+@pytest.mark.skipif(not get("opencl").is_available(), reason="no OpenCL")
+def test_unguarded_opencl_launches_mix(monkeypatch, slow_opencl_enqueue):
+    """The defect the launch lock prevents, reproduced: without it, threads sharing one kernel
+    object launch with each other's arguments."""
+    dev = open_device("opencl", 0)
+    qts = [weights(t) for t in range(THREADS)]
+    refs = [reference.dequantize(qt) for qt in qts]
+    qkgen.dequantize(qts[0], "f32", backend="opencl", device=0)
+    monkeypatch.setattr(dev, "_launch_lock", contextlib.nullcontext())
+
+    def work(t: int) -> list[str]:
+        return [f"thread {t} call {i}" for i in range(CALLS // 4)
+                if not np.array_equal(qkgen.dequantize(qts[t], "f32", backend="opencl", device=0), refs[t])]
+
+    assert run_threads(work), "every unguarded launch was right: the test no longer reproduces the race"

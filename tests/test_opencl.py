@@ -89,7 +89,7 @@ def test_disk_cache_serves_a_second_process(tmp_path):
         "import time, numpy as np, qkgen\n"
         "from qkgen.backends import open_device\n"
         "dev = open_device('opencl')\n"
-        "ks = qkgen.render('dequantize', 'q5_1', 'opencl', dtype='bf16', caps=dev.caps)\n"
+        "ks = qkgen.render('dequantize', 'q5_1', dev.target, dtype='bf16')\n"
         "path = dev.cache_path(dev.disk_key(ks, dev.build_options(ks)), '.bin')\n"
         "print(path.exists()); dev.compile(ks); print(path.exists())\n"
     )

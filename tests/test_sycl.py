@@ -27,6 +27,7 @@ from qkgen.kernels.dialects import dialect
 from qkgen.errors import BackendUnavailable, BuildError, QKGenValueError
 from qkgen.kernels.source import Arg, KernelSource
 from qkgen.kernels.render import render
+from qkgen.kernels.target import PROFILES
 
 sycl = get("sycl")
 WHY = sycl.why_unavailable()
@@ -41,7 +42,7 @@ def _id(v):
 
 def _render(dev, v) -> KernelSource:
     kw = {k: x for k, x in v.items() if k not in ("op", "format")}
-    return render(v["op"], v["format"], "sycl", caps=dev.caps, **kw)
+    return render(v["op"], v["format"], dev.target, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -81,39 +82,42 @@ def test_usm_arrays_are_used_in_place(dev, rng, poisoned):
 
 
 def test_event_timing(dev, rng):
-    from qkgen import api
+    from qkgen.runtime import api
 
     qt = check.sample(F.get("q4_0"), rng)
-    _, ks, kernel = api.prepare_dequantize(qt, "f32", backend="sycl", device=DEVICE)
-    out_buf, _ = dev.empty(qt.n, "f32")
-    args, gsize, lsize = api.launch_dequantize(dev, ks, qt, out_buf)
-    assert dev.time_ms(kernel, args, gsize, lsize) > 0
+    plan = api.dequantize_plan(qt, "f32", backend="sycl", device=DEVICE)
+    arrays, sizes = api.weight_values(qt)
+    (buf, _, _), = plan.outputs(sizes).values()
+    assert plan.dev is dev
+    assert dev.time_ms(plan.kernel, plan.bind({**arrays, "out": buf}, sizes), *plan.geometry(sizes)) > 0
 
 
 # ---- the dialect's kernel properties ----
 
 
 def test_subgroup_size_property_renders_as_its_own_macro():
-    sig = dialect("sycl").kernel("k", ["const uint n"], 64, subgroup=16)
+    n = (Arg("n", "scalar", "u32"),)
+    sig = dialect("sycl-intel-gpu").kernel("k", n, 64, subgroup=16)
     assert "SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))" in sig
     assert "SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<16>))" in sig
-    assert "sub_group_size" not in dialect("sycl", subgroups=False).kernel("k", [], 64, subgroup=16)
+    no_subgroups = dataclasses.replace(PROFILES["sycl-intel-gpu"], subgroup_size=0, name="sycl-no-sg")
+    assert "sub_group_size" not in dialect(no_subgroups).kernel("k", n, 64, subgroup=16)
 
 
 def test_required_subgroup_size_reaches_the_device(dev):
     # No template requests a sub-group size yet: a hand-written kernel checks the property
     # and the dialect's sub-group helpers on the device.
-    d = dialect("sycl", **dev.caps)
+    d = dialect(dev.target)
+    args = (Arg("out", "out", "f32"), Arg("n", "scalar", "u32"))
     source = "\n".join([
         d.prelude(),
-        d.kernel("qk_test_subgroup", [d.ptr("float", "out"), d.scalar("uint", "n")], 64, subgroup=16),
-        "{", d.kernel_entry(),
+        d.kernel("qk_test_subgroup", args, 64, subgroup=16),
+        "{", d.kernel_entry(args),
         f"    const uint i = {d.gid()};",
         f"    const float s = {d.subgroup_sum('1.0f')};",
         f"    if (i < n) out[i] = s * 100.0f + (float){d.sg_lane()};",
         "}",
     ])  # fmt: skip
-    args = (Arg("out", "out", "f32"), Arg("n", "scalar", "u32"))
     ks = KernelSource(op="test", format="-", target=dev.target, name="qk_test_subgroup", source=source,
                       template="-", params=(), args=args, wg=64)  # fmt: skip
     kernel = dev.compile(ks)
@@ -152,7 +156,7 @@ from qkgen.kernels.render import render
 dev = open_device("sycl", "cpu")
 def ks_of(v):
     kw = {k: x for k, x in v.items() if k not in ("op", "format")}
-    return render(v["op"], v["format"], "sycl", caps=dev.caps, **kw)
+    return render(v["op"], v["format"], dev.target, **kw)
 ks = ks_of(next(variants("dequantize")))
 ks = dataclasses.replace(ks, source=ks.source + "/* " + sys.argv[1] + " */\\n")
 t = time.perf_counter()

@@ -24,9 +24,8 @@ def dev():
     kss = []
     for v in CASES:
         for mmax in (1, 8):
-            kss.append(render("gemv", v["format"], "sycl", dtype=v["dtype"], blocksize=v.get("blocksize"),
-                              nested=v.get("nested", False), scale_mode=v.get("scale_mode"), caps=d.caps,
-                              mmax=mmax))  # fmt: skip
+            kss.append(render("gemv", v["format"], d.target, dtype=v["dtype"], blocksize=v.get("blocksize"),
+                              nested=v.get("nested", False), scale_mode=v.get("scale_mode"), mmax=mmax))  # fmt: skip
     d.compile_many(kss)
     return d
 

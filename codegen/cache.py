@@ -128,9 +128,9 @@ def load_entry(path: Path, key: str) -> bytes | None:
         blob = path.read_bytes()
     except OSError:
         return None
-    payload = blob[_HEADER_LEN:]
-    header = blob[:_HEADER_LEN]
-    if header[: len(_MAGIC)] != _MAGIC or header[len(_MAGIC) : -1].decode("ascii", "replace") != digest(key, payload):
+    header, payload = blob[:_HEADER_LEN], blob[_HEADER_LEN:]
+    stored = header[len(_MAGIC) : -1].decode("ascii", "replace")
+    if header[: len(_MAGIC)] != _MAGIC or header[-1:] != b"\n" or stored != digest(key, payload):
         discard(path)
         return None
     return payload

@@ -82,7 +82,7 @@ def test_unavailable_backend_says_why(monkeypatch):
 
 @needs_device
 def test_unknown_device(qt):
-    with raises("device: 'no-such-gpu' not found on opencl; allowed: 0:"):
+    with raises("device: 'no-such-gpu' not found on opencl; allowed: an index or a name substring of 0:"):
         qkgen.dequantize(qt, backend="opencl", device="no-such-gpu")
 
 

@@ -136,7 +136,7 @@ def test_quantize_q8_1_many_scales(device, rng, poisoned):
     x = activations(rng, 25, 32 * 1024)
     x *= (10.0 ** rng.uniform(-6, 6, (25, 1024, 1))).repeat(32, axis=-1).reshape(x.shape).astype(np.float32)
     got = quantize_q8_1_device(x, backend="opencl", device=device)
-    assert np.array_equal(got, reference.quantize(x, "q8_1").data)
+    assert np.array_equal(got, reference.quantize(x, "q8_1", allow_nonfinite=True).data)  # f16 d may overflow to inf, as on the device
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,9 +287,9 @@ def test_dot_product_forms():
     for fmt in INT8DOT_FORMATS:
         cuda = render("gemv_int8dot", fmt, "cuda", dtype="f16").source
         assert "__dp4a(" in cuda
-        dot4 = render("gemv_int8dot", fmt, "opencl", caps={"dot4": True, "subgroups": True, "subgroup_size": 16}).source
+        dot4 = render("gemv_int8dot", fmt, "opencl-intel-gpu").source
         assert "dot_4x8packed_ss_int(" in dot4
-        plain = render("gemv_int8dot", fmt, "opencl", caps={"dot4": False, "subgroups": False, "fp16": False}).source
+        plain = render("gemv_int8dot", fmt, "opencl-nvidia").source
         assert "dot_4x8packed" not in plain and "(int)(char)" in plain
         sycl = render("gemv_int8dot", fmt, "sycl").source
         assert "(int)(char)" in sycl

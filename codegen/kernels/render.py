@@ -96,8 +96,10 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
         header=header, name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,
         wg=wg, args=args, dims=spec.dims, **ctx,
     )  # fmt: skip
+    # Local arrays are kernel arguments only where the dialect passes them so; elsewhere the body declares them.
+    launch_args = tuple(a for a in args if a.kind != "local" or d.locals_as_params)
     return KernelSource(op=op, format=fmt.name, target=t, name=name, source=source, template=spec.template,
-                        params=tuple(params.items()), args=args, wg=wg, dims=spec.dims)  # fmt: skip
+                        params=tuple(params.items()), args=launch_args, wg=wg, dims=spec.dims)  # fmt: skip
 
 
 def render(op: str, format: Any, target: Target | str, *, dtype: str = "f32", blocksize: int | None = None,

@@ -77,9 +77,9 @@ def open_device(backend: str | None = None, device=None):
         if device is not None and not isinstance(device, (str, int, np.integer)):
             adopted = b.adopt(device)
             if adopted is None:
-                raise QKGenValueError(f"device: {type(device).__module__}.{type(device).__name__} is not usable "
-                                      f"on {b.name}; allowed: None, an index, a name substring"
-                                      f"{_ADOPTABLE.get(b.name, '')}")  # fmt: skip
+                kind = f"{type(device).__module__}.{type(device).__name__}"
+                raise QKGenValueError(f"device: {kind} is not usable on {b.name}; allowed: None, an index, "
+                                      f"a name substring{_ADOPTABLE.get(b.name, '')}")  # fmt: skip
             key, dev = adopted
             return _open.setdefault((b.name, "user", *key), dev)
         info = b.resolve(device)

@@ -30,6 +30,11 @@ def host_dtype(name: str) -> np.dtype:
     return dtypes.get(name).np
 
 
+def torch_dtype(torch, name: str):
+    """The torch dtype of a dtypes.py name (torch outputs for torch inputs)."""
+    return getattr(torch, "bfloat16" if name == "bf16" else host_dtype(name).name)  # host: bf16 as uint16
+
+
 def scalar_dtype(arg) -> str | None:
     """"u32" / "f32" for a scalar kernel argument, None for anything else."""
     if arg.kind == "scalar":
@@ -40,7 +45,8 @@ def scalar_dtype(arg) -> str | None:
 def local_nbytes(dtype_name: str, count: int) -> int:
     """Bytes of `count` elements of a dtypes.py name (a C type name is accepted too)."""
     by_ctype = {d.ctype: d.size for d in dtypes.DTYPE_TABLE.values()}
-    size = dtypes.DTYPE_TABLE[dtype_name].size if dtype_name in dtypes.DTYPE_TABLE else by_ctype.get(dtype_name)
+    row = dtypes.DTYPE_TABLE.get(dtype_name)
+    size = row.size if row is not None else by_ctype.get(dtype_name)
     if size is None or not isinstance(count, (int, np.integer)) or count < 0:
         raise QKGenValueError(f"local_arg: {count!r} x {dtype_name!r}; allowed: a count >= 0 of one of "
                               f"{', '.join(dtypes.DTYPE_TABLE)}")  # fmt: skip
@@ -160,12 +166,6 @@ class Device(ABC):
     def target(self) -> Target:
         """What this device can do, as the renderer takes it."""
         return self.info.target
-
-    @property
-    def caps(self) -> dict:
-        """Transitional: the capability dict the older render(caps=...) takes; use `target`."""
-        t = self.info.target
-        return {"fp16": t.fp16, "subgroups": t.subgroups, "subgroup_size": t.subgroup_size, "dot4": t.dot4}
 
     # ---- compilation: memory cache in front of a disk cache ----
     def compile(self, ks) -> Any:

@@ -26,7 +26,8 @@ from ..errors import BackendUnavailable, BuildError
 from ..kernels.target import Target
 from .base import Backend, DeviceInfo, ceiling_bytes, copy_gbps, launch_shape, median_of, scalar_dtype
 from .cuda_arrays import CUDAArrays, TorchPtr
-from .cuda_driver import CUDAError, EventTimer, Kernel, driver, launch_kernel, load_module, nvidia_driver_version
+from .cuda_driver import (CUDAError, EventTimer, Kernel, driver, launch_kernel, load_module,
+                          nvidia_driver_version)  # fmt: skip
 from .cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_build, nvcc_compile, nvcc_version  # noqa: F401
 from .launch import groups, padded
 
@@ -36,9 +37,9 @@ _CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
 def device_target(major: int, minor: int, name: str = "") -> Target:
     """The Target of a GPU of compute capability major.minor."""
     cc = (major, minor)
-    return Target(name=f"cuda:{name}" if name else f"cuda-sm{major}{minor}", backend="cuda", lang="CUDA C++17",
-                  fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32, subgroup_sizes=(32,),
-                  dot4=cc >= (6, 1), arch=f"sm_{major}{minor}")  # fmt: skip
+    return Target(name=f"cuda:{name}" if name else f"cuda-sm{major}{minor}", backend="cuda",
+                  lang="CUDA C++17", fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32,
+                  subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}")  # fmt: skip
 
 
 class CUDABackend(Backend):
@@ -121,7 +122,8 @@ class CUDADevice(CUDAArrays):
         try:
             kern = self._load(ks, cubin)
         except CUDAError as e:
-            raise BuildError("cuda", ks.name, f"the driver rejected the {self.arch} cubin: {e}", ks.source) from None
+            why = f"the driver rejected the {self.arch} cubin: {e}"
+            raise BuildError("cuda", ks.name, why, ks.source) from None
         self.cache_store(key, ".cubin", cubin)
         return kern
 
@@ -153,7 +155,8 @@ class CUDADevice(CUDAArrays):
         stream = torch.cuda.current_stream(self.ordinal).cuda_stream
         return stream, bool(stream) and not all(isinstance(p, TorchPtr) for p in ptrs)
 
-    def _launch(self, kernel: Kernel, args: list, global_size, local_size, local_bytes: int, stream: int) -> None:
+    def _launch(self, kernel: Kernel, args: list, global_size, local_size, local_bytes: int,
+                stream: int) -> None:  # fmt: skip
         g, loc = launch_shape(global_size, local_size)
         launch_kernel(self.cu, kernel, args, groups(g, loc), padded(loc), int(local_bytes), stream)
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import QKGenValueError
-from .base import VECTOR_ALIGN, Device, host_dtype
+from .base import VECTOR_ALIGN, Device, host_dtype, torch_dtype
 from .cuda_driver import CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CUDAError
 
 class TorchPtr(int):
@@ -53,12 +53,6 @@ def _c_contiguous(shape: tuple, strides: tuple | None, itemsize: int) -> bool:
             return False
         want *= size
     return True
-
-
-def torch_dtype(torch, dtype: str):
-    """The torch dtype of a dtypes.py name."""
-    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "u8": "uint8", "i8": "int8", "u32": "uint32"}
-    return getattr(torch, names[dtype])
 
 
 class CUDAArrays(Device):

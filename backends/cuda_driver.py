@@ -78,7 +78,8 @@ def _load() -> tuple[Any, LibCuda]:
     try:
         import pycuda.driver as drv
     except ImportError as e:
-        raise BackendUnavailable(f"cuda: pycuda cannot be imported ({e}); is it built for this driver?") from None
+        why = f"cuda: pycuda cannot be imported ({e}); is it built for this driver?"
+        raise BackendUnavailable(why) from None
     try:
         drv.init()
     except drv.Error as e:

@@ -55,7 +55,8 @@ def nvcc_arches(nvcc: str | None = None) -> tuple[str, ...]:
     if not nvcc:
         return ()
     try:
-        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=60, check=False)
+        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, timeout=60,
+                             check=False)  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return ()
     return tuple(dict.fromkeys(a.replace("compute_", "sm_") for a in out.stdout.split() if a.startswith(

@@ -18,7 +18,8 @@ def _dims(value, name: str) -> tuple[int, ...]:
         or len(dims) > 3
         or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0 for v in dims)
     ):
-        raise QKGenValueError(f"{name}: {value!r}; allowed: a positive int or a tuple of 1 to 3 positive ints")
+        raise QKGenValueError(f"{name}: {value!r}; allowed: a positive int or a tuple of 1 to 3 "
+                              "positive ints")  # fmt: skip
     return tuple(int(v) for v in dims)
 
 

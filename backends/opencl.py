@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendUnavailable, BuildError, QKGenValueError
-from .base import VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes, scalar_dtype
+from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes,
+                   scalar_dtype)  # fmt: skip
 from .opencl_bench import opencl_copy_ceiling
 from .opencl_target import device_target, opencl_c_version
 

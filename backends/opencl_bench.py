@@ -48,5 +48,6 @@ def opencl_copy_ceiling(dev, cl, nbytes: int, iters: int, warmup: int) -> dict:
         ms = median_of(lambda: _event_ms(kernel(q, (gsize,), (wg,), src, dst, np.uint32(n16))), iters, warmup)
         gbps["uint4 copy kernel"] = copy_gbps(nbytes, ms)
     best = max(gbps, key=gbps.get)
-    out = {"gbps": gbps[best], "method": f"OpenCL {best} (profiling events)", "buffer_bytes": nbytes, "all": gbps}
+    method = f"OpenCL {best} (profiling events)"
+    out = {"gbps": gbps[best], "method": method, "buffer_bytes": nbytes, "all": gbps}
     return {**out, "failed": failed} if failed else out

@@ -50,7 +50,8 @@ def _opencl_loader() -> ctypes.CDLL | None:
         try:
             import pyopencl
 
-            cands += sorted(glob.glob(os.path.join(os.path.dirname(pyopencl.__file__), ".libs", "libOpenCL*")))
+            bundled = os.path.join(os.path.dirname(pyopencl.__file__), ".libs", "libOpenCL*")
+            cands += sorted(glob.glob(bundled))
         except ImportError:
             pass
         cands.append("libOpenCL.so.1")

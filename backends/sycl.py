@@ -19,8 +19,8 @@ import numpy as np
 from ..errors import BackendUnavailable, QKGenValueError
 from ..kernels.target import Target
 from . import sycl_native
-from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, ceiling_bytes, copy_gbps, host_dtype, launch_shape,
-                   local_nbytes, median_of, strip_prefix)  # fmt: skip
+from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, ceiling_bytes, copy_gbps, host_dtype,
+                   launch_shape, local_nbytes, median_of, strip_prefix, torch_dtype)  # fmt: skip
 from .opencl_target import chosen_subgroup_size
 from .sycl_usm import ForeignPtr, USMArray, c_contiguous, is_torch_xpu
 
@@ -260,7 +260,7 @@ class SYCLDevice(Device):
         if like is not None and is_torch_xpu(like):
             import torch
 
-            t = torch.empty(count, dtype=_torch_dtype(torch, dtype), device=like.device)
+            t = torch.empty(count, dtype=torch_dtype(torch, dtype), device=like.device)
             if poison:
                 t.view(torch.uint8).fill_(0xFF)
             return ForeignPtr(t), t
@@ -332,11 +332,5 @@ class SYCLDevice(Device):
 
     def l2_bytes(self) -> int | None:
         return int(self.sdev.global_mem_cache_size or 0) or None
-
-
-def _torch_dtype(torch, dtype: str):
-    names = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "u8": "uint8", "i8": "int8", "u32": "uint32"}
-    return getattr(torch, names[dtype])
-
 
 BACKEND = SYCLBackend()

@@ -22,7 +22,8 @@ _OPENCL = """
 __kernel void qk_test_nd(__global uint* gids, __global uint* lids, __local uint* scratch, const uint nx,
                          const uint ny) {
     const uint x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
-    const uint l = (get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + get_local_id(0);
+    const uint l = (get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0)
+                   + get_local_id(0);
     const uint wg = get_local_size(0) * get_local_size(1) * get_local_size(2);
     scratch[l] = l;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -36,8 +37,8 @@ _SYCL = """
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
 extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<DIMS>))
-void qk_test_nd_DIMS(unsigned* gids, unsigned* lids, syclexp::work_group_memory<unsigned[]> scratch, unsigned nx,
-                     unsigned ny) {
+void qk_test_nd_DIMS(unsigned* gids, unsigned* lids, syclexp::work_group_memory<unsigned[]> scratch,
+                     unsigned nx, unsigned ny) {
     const auto it = sycl::ext::oneapi::this_work_item::get_nd_item<DIMS>();
     unsigned g[3] = {0, 0, 0}, l[3] = {0, 0, 0}, ls[3] = {1, 1, 1};
     for (int d = 0; d < DIMS; ++d) {

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import QKGenValueError
 from .bnb8 import Bnb8, blocks_of
-from .family import nestable_names, register_family
+from .family import register_family
 from .row import Format
 
 _F32 = np.float32
@@ -71,8 +71,10 @@ class Bnb4(Bnb8):
 
     def check_variant(self, fmt: Format, nested: bool, scale_mode: str | None) -> None:
         if nested and not fmt.nestable:
+            from .registry import rows
+
             raise QKGenValueError(f"nested: {fmt.name} has no nested statistics; allowed for: "
-                                  f"{', '.join(nestable_names())}")  # fmt: skip
+                                  f"{', '.join(f.name for f in rows() if f.nestable)}")  # fmt: skip
         super().check_variant(fmt, False, scale_mode)
 
     def coder(self, flat, fmt, blocksize):

@@ -99,6 +99,12 @@ class Bnb8(Family):
     def element_scales(self, qt: QTensor, data: np.ndarray) -> tuple[np.ndarray, None]:
         return np.repeat(absmax_of(qt), qt.blocksize)[: qt.n], None
 
+    def from_bnb(self, packed: Any, state: Any) -> QTensor:
+        return from_bnb(packed, state)
+
+    def to_bnb(self, qt: QTensor) -> tuple[Any, Any]:
+        return to_bnb(qt)
+
     def coder(self, flat: np.ndarray, fmt: Format, blocksize: int) -> tuple[np.ndarray, np.ndarray, int]:
         """(codes, absmax, fill code of a padding slot)."""
         codes, absmax = codes_8bit(flat, fmt.table, blocksize)
@@ -157,10 +163,7 @@ def from_bnb(packed: Any, state: Any) -> QTensor:
     from .qtensor import validate
     from .registry import get
 
-    quant_type = getattr(state, "quant_type", None)
-    if quant_type not in (None, "nf4", "fp4"):
-        raise QKGenValueError(f"state.quant_type: {quant_type!r}; allowed: nf4, fp4 (4-bit) or none (8-bit blockwise)")
-    fmt = get(quant_type or "blockwise8")
+    fmt = get(getattr(state, "quant_type", None) or "blockwise8")
     _check_code(fmt.table, state.code, "state.code")
     # bnb's 8-bit QuantState has no shape; its packed codes keep the input's shape.
     shape = tuple(int(s) for s in (state.shape if state.shape is not None else packed.shape))
@@ -182,11 +185,7 @@ def to_bnb(qt: QTensor) -> tuple[Any, Any]:
     import torch
     from bitsandbytes.functional import QuantState
 
-    from .family import family_of
-
     fmt = qt.format
-    if not isinstance(family_of(fmt), Bnb8):
-        raise QKGenValueError(f"format: {fmt.name} has no bitsandbytes form; allowed: nf4, fp4, blockwise8")
     t = lambda a: a if isinstance(a, torch.Tensor) else torch.from_numpy(np.asarray(a))  # noqa: E731
     kw: dict[str, Any] = dict(code=torch.tensor(fmt.table, dtype=torch.float32), blocksize=qt.blocksize,
                               dtype=torch.float32)  # fmt: skip

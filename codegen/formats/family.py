@@ -50,8 +50,8 @@ class Family:
 
     def check_variant(self, fmt: Format, nested: bool, scale_mode: str | None) -> None:
         if nested:
-            raise QKGenValueError(f"nested: {fmt.name} has no nested statistics; allowed for: "
-                                  f"{', '.join(nestable_names())}")  # fmt: skip
+            raise QKGenValueError(f"nested: {fmt.name} has no nested statistics; allowed: formats with "
+                                  "nested statistics (nf4, fp4)")  # fmt: skip
         if scale_mode is not None:
             raise QKGenValueError(f"scale_mode: only plain integer formats take one; got {scale_mode!r}")
 
@@ -82,6 +82,19 @@ class Family:
         """(scale per element, additive min per element or None), flat float32."""
         raise NotImplementedError
 
+    # ---- foreign forms: the family that has one overrides these ----
+    def from_bnb(self, packed: Any, state: Any) -> QTensor:
+        raise QKGenValueError(f"state: the {self.name} family has no bitsandbytes form")
+
+    def to_bnb(self, qt: QTensor) -> tuple[Any, Any]:
+        raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes form; allowed: nf4, fp4, blockwise8")
+
+    def from_gguf(self, blocks: Any, fmt: Format, shape: Any) -> QTensor:
+        raise QKGenValueError(f"format: {fmt.name} is not a GGUF block format")
+
+    def to_gguf(self, qt: QTensor) -> Any:
+        raise QKGenValueError(f"format: {qt.format.name} has no GGUF form")
+
     def quantize(self, x: np.ndarray, fmt: Format, blocksize: int | None, nested: bool, scale_mode: str | None,
                  group_size: int | None) -> QTensor:  # fmt: skip
         """The reference quantizer (bit-exact with the format's own library where one exists)."""
@@ -101,7 +114,3 @@ def family_of(fmt: Format) -> Family:
                           f"{', '.join(FAMILIES)}") from None  # fmt: skip
 
 
-def nestable_names() -> list[str]:
-    from .registry import FORMATS
-
-    return [f.name for f in FORMATS.values() if f.nestable]

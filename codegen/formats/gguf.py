@@ -69,6 +69,12 @@ class Gguf(Family):
         m = np.repeat(codec.read_f16(blocks, fmt, "m"), fmt.block) if fmt.scale == "d_m" else None
         return d, m
 
+    def from_gguf(self, blocks: Any, fmt: Format, shape: Any) -> QTensor:
+        return from_gguf(blocks, fmt, shape)
+
+    def to_gguf(self, qt: QTensor) -> Any:
+        return to_gguf(qt)
+
     def quantize(self, x, fmt, blocksize, nested, scale_mode, group_size) -> QTensor:
         from .registry import check_blocksize
 
@@ -109,14 +115,8 @@ def _statistics(blocks: np.ndarray, fmt: Format) -> tuple[np.ndarray, np.ndarray
 # ---- GGUF interop: block bytes <-> QTensor, sharing memory ----
 
 
-def from_gguf(blocks: Any, format: Any, shape: Any) -> QTensor:
+def from_gguf(blocks: Any, fmt: Format, shape: Any) -> QTensor:
     from .qtensor import validate
-    from .registry import get, rows
-
-    fmt = get(format)
-    if fmt.gguf_type is None:
-        raise QKGenValueError(f"format: {fmt.name} is not a GGUF block format; allowed: "
-                              f"{', '.join(f.name for f in rows() if f.gguf_type is not None)}")  # fmt: skip
     if not isinstance(shape, (tuple, list)) or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
                                                        for s in shape):  # fmt: skip
         raise QKGenValueError(f"shape: {shape!r}; allowed: a tuple of ints in torch order [N, K]")
@@ -134,8 +134,6 @@ def from_gguf(blocks: Any, format: Any, shape: Any) -> QTensor:
 
 
 def to_gguf(qt: QTensor) -> Any:
-    if qt.format.gguf_type is None:
-        raise QKGenValueError(f"format: {qt.format.name} has no GGUF form")
     return qt.data.reshape(qt.rows, -1)
 
 

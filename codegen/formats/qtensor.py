@@ -101,29 +101,36 @@ class QTensor:
     def from_bnb(cls, packed: Any, state: Any) -> QTensor:
         """Wrap bitsandbytes' packed codes and QuantState (4-bit or 8-bit blockwise), no copy.
         Torch tensors stay torch tensors; the QuantState's code tables must be the format table's."""
-        from .bnb8 import from_bnb
+        from ..errors import QKGenValueError
+        from .family import family_of
+        from .registry import get
 
-        return from_bnb(packed, state)
+        quant_type = getattr(state, "quant_type", None)
+        if quant_type not in (None, "nf4", "fp4"):
+            raise QKGenValueError(f"state.quant_type: {quant_type!r}; allowed: nf4, fp4 (4-bit) or none (8-bit)")
+        return family_of(get(quant_type or "blockwise8")).from_bnb(packed, state)
 
     def to_bnb(self) -> tuple[Any, Any]:
         """(packed, QuantState) for bitsandbytes; needs torch and bitsandbytes, shares memory."""
-        from .bnb8 import to_bnb
+        from .family import family_of
 
-        return to_bnb(self)
+        return family_of(self.format).to_bnb(self)
 
     @classmethod
     def from_gguf(cls, blocks: Any, format: Any, shape: tuple[int, ...]) -> QTensor:
         """Wrap GGUF block bytes (u8, flat or [rows, row bytes]) in torch order [N, K], no copy.
         format: a qkgen name, a GGUF type name ("Q4_1") or a GGMLQuantizationType."""
-        from .gguf import from_gguf
+        from .family import family_of
+        from .registry import get
 
-        return from_gguf(blocks, format, shape)
+        fmt = get(format)
+        return family_of(fmt).from_gguf(blocks, fmt, shape)
 
     def to_gguf(self) -> Any:
         """The GGUF block bytes as [rows, row bytes] (the same memory)."""
-        from .gguf import to_gguf
+        from .family import family_of
 
-        return to_gguf(self)
+        return family_of(self.format).to_gguf(self)
 
 
 def _nbytes_of(a: Any) -> int:

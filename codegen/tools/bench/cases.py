@@ -154,7 +154,7 @@ class Context:
         self.torch_device = None
         self.bnb = None
         if dev.backend == "cuda":
-            from .baselines import find_torch  # here: baselines builds Impls from this module
+            from .peers import find_torch
 
             self.torch, self.torch_device, self.bnb = find_torch(dev, args.no_bnb, self.notes)
 

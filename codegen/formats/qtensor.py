@@ -151,9 +151,14 @@ def validate(qt: QTensor) -> None:
     from .registry import check_blocksize
 
     fmt = qt.format
+    if not isinstance(fmt, Format):
+        raise QKGenValueError(f"format: {type(fmt).__name__}; allowed: a qkgen.formats.Format")
     check_blocksize(fmt, qt.blocksize)
-    if not qt.shape or any(s <= 0 for s in qt.shape):
-        raise QKGenValueError(f"shape: {qt.shape} must be a non-empty tuple of positive sizes")
+    shape = qt.shape
+    if not isinstance(shape, tuple) or not shape or not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in shape
+    ):  # fmt: skip
+        raise QKGenValueError(f"shape: {shape!r}; allowed: a non-empty tuple of positive ints")
     expect = family_of(fmt).expected_arrays(qt)
     for name, (dtype, nbytes) in expect.items():
         a = getattr(qt, name)

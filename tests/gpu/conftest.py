@@ -4,7 +4,7 @@ where its runtime or device is missing, so the suite skips cleanly on a machine 
 from __future__ import annotations
 
 import pytest
-import qkgen.api
+import qkgen.runtime.plan
 from qkgen import backends
 
 
@@ -19,9 +19,9 @@ def _backend_or_skip(name: str):
 @pytest.fixture(autouse=True)
 def poisoned_outputs():
     """Outputs are filled with NaN bytes before every kernel: an unwritten element cannot pass."""
-    before, qkgen.api.POISON_OUTPUTS = qkgen.api.POISON_OUTPUTS, True
+    before, qkgen.runtime.plan.POISON_OUTPUTS = qkgen.runtime.plan.POISON_OUTPUTS, True
     yield
-    qkgen.api.POISON_OUTPUTS = before
+    qkgen.runtime.plan.POISON_OUTPUTS = before
 
 
 @pytest.fixture(scope="session")

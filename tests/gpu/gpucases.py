@@ -9,9 +9,10 @@ import zlib
 
 import numpy as np
 import pytest
-from qkgen import catalog, reference
+from qkgen.formats import reference
+from qkgen.tools import catalog
 from qkgen import formats as F
-from qkgen.qtensor import QTensor
+from qkgen.formats import QTensor
 
 # Per family: a single chunk or less (the tail path only), odd sizes with partial blocks / groups
 # and a partial last chunk, and enough work for many blocks of threads. GGUF needs whole blocks.

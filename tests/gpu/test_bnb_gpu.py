@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import qkgen
 from gpucases import sample
-from qkgen.qtensor import QTensor
+from qkgen.formats import QTensor
 
 pytestmark = pytest.mark.gpu
 

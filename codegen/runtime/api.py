@@ -39,10 +39,40 @@ def quantize(array: Any, format: Any, **opts) -> QTensor:
     return ref.quantize(array, format, **opts)
 
 
-def _open(backend: str | None, device: Any):
-    from ..backends import open_device
+_DEVICES: dict[tuple, Any] = {}
 
-    return open_device(backend, device)
+
+def _open(backend: str | None, device: Any):
+    """The device to run on; selection is cached per (backend, device, $QKGEN_BACKEND), so a call
+    costs a dict lookup, not a backend discovery."""
+    import os
+
+    try:
+        key = (backend, device, os.environ.get("QKGEN_BACKEND"))
+        hash(key)
+    except TypeError:  # a user's context or queue object: resolved each time
+        key = None
+    dev = _DEVICES.get(key) if key is not None else None
+    if dev is None:
+        from ..backends import open_device
+
+        dev = open_device(backend, device)
+        if key is not None:
+            _DEVICES[key] = dev
+    return dev
+
+
+def _bound(qt: QTensor, key: tuple, make):
+    """A weight's own cache of launch plans (kernel, bound weight arguments, geometry), kept on the
+    QTensor: the per-call work is then the activations, the output and the launch."""
+    cache = qt.__dict__.get("_qkgen_bound")
+    if cache is None:
+        cache = {}
+        object.__setattr__(qt, "_qkgen_bound", cache)  # QTensor is frozen; this is a private cache
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = make()
+    return hit
 
 
 def _check_qtensor(qt: Any) -> QTensor:
@@ -157,6 +187,29 @@ def gemv_plans(qt: QTensor, x: Any, path: str = "float", backend: str | None = N
     return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax)], sizes
 
 
+class _BoundGemv:
+    """The plans of one weight on one device for one (path, M bucket, dtype): weight arguments
+    converted once where they are device arrays."""
+
+    def __init__(self, qt: QTensor, x: Any, path: str, backend: Any, device: Any, fast_decode: bool):
+        self.plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
+        self.dev = self.plans[0].dev
+        self.k, self.n_out = sizes["K"], sizes["N"]
+        self.sizes = sizes
+        arrays, _ = weight_values(qt)
+        self.binders = {}  # per M: scalars (M, nblocks) are bound too
+        self.arrays = arrays
+
+    def binders_for(self, m: int) -> list:
+        b = self.binders.get(m)
+        if b is None:
+            sizes = {**self.sizes, "M": m}
+            if "nblocks" in sizes:
+                sizes["nblocks"] = m * self.k // get(INT8DOT_ACT).block
+            b = self.binders[m] = [(p, p.binder(self.arrays, sizes), p.geometry(sizes), sizes) for p in self.plans]
+        return b
+
+
 def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: Any = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
@@ -165,18 +218,27 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
     f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products.
     """
-    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
-    dev = plans[0].dev
+    if path not in PATHS:
+        raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
+    if not isinstance(qt, QTensor):
+        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
+    shape = _shape_of(x, "x")
+    m = shape[0] if len(shape) == 2 else 1
+    if len(shape) not in (1, 2) or not 1 <= m <= MAX_M:
+        gemv_inputs(qt, x)  # raises, naming what is allowed
+    key = (_open(backend, device), path, m > 1, x_dtype(x), fast_decode, shape[-1])
+    bound = _bound(qt, key, lambda: _BoundGemv(qt, x, path, backend, device, fast_decode))
+    dev, n_out = bound.dev, bound.n_out
     native = dev.is_native(x)
     like = x if native else None
-    arrays, _ = weight_values(qt)
-    values = {**arrays, "x": x}
-    for plan in plans:
+    values: dict[str, Any] = {"x": x}
+    for plan, bind, (g, l), sizes in bound.binders_for(m):
         outs = plan.outputs(sizes, like=like)
-        plan.launch({**values, **{k: b for k, (b, _, _) in outs.items()}}, sizes)
-        values.update({k: ready(b) for k, (b, _, _) in outs.items()})
-    buf, arr, dt = outs["y"]
-    return _result(dev, native, arr, dt, sizes["M"] * sizes["N"], (sizes["M"], sizes["N"]))
+        values.update({k_: b for k_, (b, _, _) in outs.items()})
+        dev.launch(plan.kernel, bind(values), g, l)
+        values.update({k_: ready(b) for k_, (b, _, _) in outs.items()})
+    _, arr, dt = outs["y"]
+    return _result(dev, native, arr, dt, m * n_out, (m, n_out))
 
 
 def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None):

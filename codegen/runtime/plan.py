@@ -60,6 +60,32 @@ class Plan:
                 args.append(self.dev.local_arg(a.dtype, a.count))
         return [a.buf if isinstance(a, _Ready) else a for a in args]
 
+    def binder(self, values: dict[str, Any], sizes: dict[str, Any]):
+        """bind() split in two: the values given now are converted once (device arrays only: a
+        numpy array is uploaded at every call, so a later change to it is never missed), and the
+        returned function takes the rest by name and gives the launch arguments."""
+        fixed: dict[int, Any] = {}
+        for i, a in enumerate(self.ks.args):
+            if a.kind == "in" and a.bind in values and self.dev.is_native(values[a.bind]):
+                fixed[i] = self.dev.as_input(values[a.bind], a.bind, self._accepts(a))
+            elif a.kind == "scalar":
+                fixed[i] = np.dtype(dtypes.get(a.dtype).host).type(sizes[a.bind])
+            elif a.kind == "local":
+                fixed[i] = self.dev.local_arg(a.dtype, a.count)
+        rest = [(i, a) for i, a in enumerate(self.ks.args) if i not in fixed]
+        static = {**values}
+
+        def bind(dynamic: dict[str, Any]) -> list:
+            args = list(fixed.get(i) for i in range(len(self.ks.args)))
+            for i, a in rest:
+                v = dynamic[a.bind] if a.bind in dynamic else static[a.bind]
+                if a.kind == "in" and not isinstance(v, _Ready):
+                    v = self.dev.as_input(v, a.bind, self._accepts(a))
+                args[i] = v.buf if isinstance(v, _Ready) else v
+            return args
+
+        return bind
+
     def geometry(self, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return self.spec.grid(self.ks, sizes)
 

@@ -132,6 +132,46 @@ class QTensor:
 
         return family_of(self.format).to_gguf(self)
 
+    # ---- placement: arrays on a device and back ----
+    def to(self, backend: str | None = None, device: Any = None) -> QTensor:
+        """The same tensor with every array copied onto a device (backend/device picked as in
+        qkgen.dequantize): later calls use it there without uploading it again."""
+        from ..interop.device import move
+
+        validate(self)
+        return self.with_arrays(**move(self.arrays(), backend, device))
+
+    def to_host(self) -> QTensor:
+        """The same tensor with numpy arrays (copied from a device where they live on one)."""
+        from ..interop.device import to_host
+
+        return self.with_arrays(**to_host(self.arrays()))
+
+    def take_rows(self, index: Any) -> QTensor:
+        """A new host tensor whose row r is row index[r] of this one (a row permutation or a
+        selection; shape [len(index), K]). Rows must own whole blocks and bytes: inline blocks,
+        or a K that is a multiple of the block (absmax) and of a byte's codes; nested statistics
+        are shared across rows and cannot be permuted."""
+        from ..interop.device import to_host
+
+        validate(self)
+        if len(self.shape) != 2:
+            raise QKGenValueError(f"shape: {self.shape}; allowed for take_rows: a 2-D weight [N, K]")
+        idx = np.asarray(index)
+        if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu" or idx.min() < 0 or idx.max() >= self.rows:
+            raise QKGenValueError(f"index: allowed: a non-empty 1-D integer array of row numbers in 0..{self.rows - 1}")
+        k = self.cols
+        if self.nested or (self.absmax is not None and k % self.blocksize) or (k * self.format.low_bits) % 8:
+            raise QKGenValueError(f"qtensor: {self.describe()} with K={k} has statistics or code bytes shared "
+                                  "across rows; allowed for take_rows: inline blocks, or plain statistics with K "
+                                  "a multiple of the block size and of a byte's codes")  # fmt: skip
+        host = to_host(self.arrays())
+        out = {name: a if name == "scale" and self.scale_mode == "tensor"
+               else np.ascontiguousarray(a.reshape(self.rows, -1)[idx]).reshape(-1) for name, a in host.items()}
+        if self.scale_mode == "group":
+            out["scale"] = out["scale"].reshape(idx.size, -1)
+        return replace(self, shape=(int(idx.size), k), **out)
+
 
 def _nbytes_of(a: Any) -> int:
     nb = getattr(a, "nbytes", None)

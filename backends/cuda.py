@@ -26,7 +26,7 @@ from ..errors import BackendUnavailable, BuildError
 from ..kernels.target import Target
 from .base import Backend, DeviceInfo, ceiling_bytes, copy_gbps, launch_shape, median_of, scalar_dtype
 from .cuda_arrays import CUDAArrays, TorchPtr
-from .cuda_driver import (CUDAError, EventTimer, Kernel, driver, launch_kernel, load_module,
+from .cuda_driver import (CUDAError, DeviceBuffer, EventTimer, Kernel, driver, launch_kernel, load_module,
                           nvidia_driver_version)  # fmt: skip
 from .cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_build, nvcc_compile, nvcc_version  # noqa: F401
 from .launch import groups, padded
@@ -187,10 +187,10 @@ class CUDADevice(CUDAArrays):
         with self._active():
             free, total = self.drv.mem_get_info()
             nbytes = ceiling_bytes(nbytes, free // 2, total)
-            src, dst = self.drv.mem_alloc(nbytes), self.drv.mem_alloc(nbytes)
+            src, dst = (DeviceBuffer(self.cu, self.ctx.handle, nbytes) for _ in range(2))
             try:
-                self.drv.memset_d8(src, 1, nbytes)
-                self.drv.memset_d8(dst, 0, nbytes)
+                src.fill(1)
+                dst.fill(0)
 
                 def run() -> float:
                     with EventTimer(self.cu, 0) as t:

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..errors import QKGenValueError
 from .base import VECTOR_ALIGN, Device, host_dtype, torch_dtype
-from .cuda_driver import CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CUDAError
+from .cuda_driver import (CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CUDAError,
+                          DeviceBuffer)  # fmt: skip
 
 class TorchPtr(int):
     """A device address owned by torch: launches that use one go on torch's current stream."""
@@ -139,10 +140,8 @@ class CUDAArrays(Device):
             )
 
     def upload(self, host: np.ndarray):
-        with self._active():
-            buf = self.drv.mem_alloc(max(host.nbytes, 1))
-            if host.nbytes:
-                self.drv.memcpy_htod(buf, host)
+        buf = DeviceBuffer(self.cu, self.ctx.handle, host.nbytes)
+        buf.upload(host)
         return buf
 
     # ---- outputs ----
@@ -165,10 +164,12 @@ class CUDAArrays(Device):
 
                 out = gpuarray.empty((count,), host_dtype(dtype))
                 buf = out.gpudata
-            else:
-                out = buf = self.drv.mem_alloc(nbytes)
-            if poison:
-                self.drv.memset_d8(buf, 0xFF, nbytes)
+                if poison:
+                    self.drv.memset_d8(buf, 0xFF, nbytes)
+                return buf, out
+        out = buf = DeviceBuffer(self.cu, self.ctx.handle, nbytes)
+        if poison:
+            buf.fill(0xFF)
         return buf, out
 
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
@@ -177,9 +178,12 @@ class CUDAArrays(Device):
 
             t = array.detach().cpu()
             return t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
+        host = np.empty(count, host_dtype(dtype))
+        if isinstance(array, DeviceBuffer):
+            array.download(host)
+            return host
         with self._active():
             if is_gpuarray(array):
                 return array.get()
-            host = np.empty(count, host_dtype(dtype))
             self.drv.memcpy_dtoh(host, array)
         return host

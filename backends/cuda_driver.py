@@ -148,6 +148,67 @@ def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: t
     del vals
 
 
+class DeviceBuffer:
+    """Device memory allocated in a context and freed in that context from whichever thread drops
+    it last: pycuda's own allocations warn "out-of-thread context could not be cleaned up" and leak
+    when collected on another thread than the one that opened the context (a server's workers)."""
+
+    def __init__(self, cu: LibCuda, ctx_handle: int, nbytes: int):
+        self.cu, self.ctx, self.nbytes = cu, int(ctx_handle), max(int(nbytes), 1)
+        ptr = ctypes.c_uint64()
+        with pushed(cu, self.ctx):
+            cu("cuMemAlloc_v2", ctypes.byref(ptr), ctypes.c_size_t(self.nbytes))
+        self.ptr = ptr.value
+
+    def __int__(self) -> int:
+        return self.ptr
+
+    __index__ = __int__
+
+    def upload(self, host) -> None:
+        """Copy a contiguous numpy array in (synchronous, as cuMemcpyHtoD)."""
+        if host.nbytes:
+            with pushed(self.cu, self.ctx):
+                self.cu("cuMemcpyHtoD_v2", ctypes.c_uint64(self.ptr), ctypes.c_void_p(host.ctypes.data),
+                        ctypes.c_size_t(host.nbytes))  # fmt: skip
+
+    def download(self, host) -> None:
+        if host.nbytes:
+            with pushed(self.cu, self.ctx):
+                self.cu("cuMemcpyDtoH_v2", ctypes.c_void_p(host.ctypes.data), ctypes.c_uint64(self.ptr),
+                        ctypes.c_size_t(host.nbytes))  # fmt: skip
+
+    def fill(self, byte: int) -> None:
+        with pushed(self.cu, self.ctx):
+            self.cu("cuMemsetD8_v2", ctypes.c_uint64(self.ptr), ctypes.c_ubyte(byte),
+                    ctypes.c_size_t(self.nbytes))  # fmt: skip
+
+    def free(self) -> None:
+        if self.ptr:
+            ptr, self.ptr = self.ptr, 0
+            with pushed(self.cu, self.ctx):
+                self.cu("cuMemFree_v2", ctypes.c_uint64(ptr))
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:  # at interpreter exit the driver may be gone already
+            pass
+
+
+class pushed:  # noqa: N801 (a context manager used like a function)
+    """`ctx_handle` current on this thread for the duration (libcuda's own push/pop)."""
+
+    def __init__(self, cu: LibCuda, ctx_handle: int):
+        self.cu, self.ctx = cu, ctx_handle
+
+    def __enter__(self) -> None:
+        self.cu("cuCtxPushCurrent_v2", ctypes.c_void_p(self.ctx))
+
+    def __exit__(self, *exc) -> None:
+        self.cu("cuCtxPopCurrent_v2", ctypes.byref(ctypes.c_void_p()))
+
+
 class EventTimer:
     """Milliseconds between two CUDA events recorded on one stream around some work."""
 

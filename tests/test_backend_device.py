@@ -166,6 +166,7 @@ def test_a_users_sycl_queue_is_accepted():
     assert dev.as_input(USMArray(mem, np.uint8, (64,)), "data", ("uint8",)) is not None
 
 
+@needs_opencl
 def test_objects_that_name_no_device_are_refused():
     with pytest.raises((QKGenValueError, BackendUnavailable), match="device: "):
         open_device("opencl", object())

@@ -10,6 +10,7 @@ under one lock (the enqueue returns at once, so the lock is held for microsecond
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import warnings
@@ -65,6 +66,7 @@ class OpenCLBackend(Backend):
         self._devices: list[DeviceInfo] | None = None
         self._raw: list[Any] = []
         self._lock = threading.Lock()
+        self.unusable: list[str] = []  # devices left out of the list, with the reason
 
     def devices(self) -> list[DeviceInfo]:
         with self._lock:
@@ -74,11 +76,29 @@ class OpenCLBackend(Backend):
                 except cl().Error as e:  # no ICD at all: an empty platform list
                     raise BackendUnavailable(f"opencl: no OpenCL platform found ({e})") from None
                 found = [(p, d) for p in platforms for d in _platform_devices(p)]
+                found = [(p, d) for p, d in found if self._builds(p, d)]
                 # GPUs first; among CPUs, vendor runtimes before pocl (fp16 and sub-groups).
                 found.sort(key=lambda pd: (_KIND_ORDER[_kind(pd[1])], "Portable" in pd[0].name))
                 self._raw = [d for _, d in found]
                 self._devices = [self._info(i, p, d) for i, (p, d) in enumerate(found)]
         return self._devices
+
+    def _builds(self, platform, dev) -> bool:
+        """Whether the device's compiler builds a trivial kernel. One that cannot (pocl whose LLVM
+        does not know the host CPU: "unknown target CPU 'generic'") is left out of the device list
+        and reported by `unusable`, rather than failing every kernel later."""
+        try:
+            ctx = cl().Context([dev])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl().CompilerWarning)
+                cl().Program(ctx, "__kernel void qkgen_probe(__global int* a) { a[0] = 1; }").build(cache_dir=False)
+            return True
+        except Exception as e:  # any build or context failure makes the device unusable here
+            why = " ".join(str(e).split())
+            m = re.search(r"error: ([^\n]*?)(?: Device | \(options|$)", why)
+            self.unusable.append(f"{dev.name.strip()} ({platform.name.strip()}): cannot build kernels: "
+                                 f"{m.group(1) if m else why[:200]}")  # fmt: skip
+            return False
 
     def _info(self, index: int, platform, dev) -> DeviceInfo:
         name = dev.name.strip()

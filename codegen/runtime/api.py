@@ -110,11 +110,19 @@ def dequantize_plan(qt: QTensor, dtype: Any = "f32", backend: str | None = None,
 def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: Any = None):
     """Dequantize on a device. Returns an array of qt.shape in dtype: the backend's own array type
     when the inputs are device arrays (no copies), numpy when they are numpy (bf16 as uint16 bits)."""
-    plan = dequantize_plan(qt, dtype, backend, device)
+    if not isinstance(qt, QTensor):
+        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
+    name = dtype_name(dtype)
+
+    def make():
+        plan = dequantize_plan(qt, name, backend, device)
+        arrays, sizes = weight_values(qt)
+        return plan, plan.binder(arrays, sizes), plan.geometry(sizes), sizes
+
+    plan, bind, (g, l), sizes = _bound(qt, (_open(backend, device), "dequantize", name), make)
     native = plan.dev.is_native(qt.data)
-    arrays, sizes = weight_values(qt)
     (buf, arr, dt), = plan.outputs(sizes, like=qt.data if native else None).values()
-    plan.launch({**arrays, "out": buf}, sizes)
+    plan.dev.launch(plan.kernel, bind({"out": buf}), g, l)
     return _result(plan.dev, native, arr, dt, qt.n, qt.shape)
 
 

@@ -46,6 +46,8 @@ def cmd_devices(args) -> int:
         print(f"{name:7} {len(devs)} device(s)")
         for d in devs:
             print(f"        {d.line()}")
+        for why in getattr(backend, "unusable", ()):
+            print(f"        left out: {why}")
     for note in notes():
         print(f"note: {note}")
     if not usable:

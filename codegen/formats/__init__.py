@@ -14,7 +14,7 @@ import sys
 import types
 
 from ..errors import FormatError
-from . import bnb4, bnb8, gguf, plain_int  # noqa: F401  (registers the families)
+from . import bnb4, bnb8, gguf, kquant, mxfp4, plain_int  # noqa: F401  (registers the families)
 from .family import FAMILIES, Family, family_of, register_family
 from .qtensor import QTensor, validate
 from .registry import FORMATS, check_blocksize, check_row, get, register, rows

@@ -75,3 +75,14 @@ def test_unknown_format_and_blocksize():
         F.check_blocksize(F.get("nf4"), 48)
     with pytest.raises(F.FormatError, match="blocksize"):
         F.check_blocksize(F.get("blockwise8"), 32)
+
+
+def test_rows_the_templates_cannot_decode_are_refused_not_rendered_wrong():
+    """K-quant and FP4 rows are defined (reference codecs) but their sub-block scales have no
+    decode in the templates yet: every op refuses them by their row facts."""
+    from qkgen.formats import kquant, mxfp4
+    from qkgen.kernels.ops import OPS
+
+    for row in (*kquant.ROWS, *mxfp4.ROWS):
+        for op in ("dequantize", "gemv", "gemv_int8dot", "quantize_q8_1"):
+            assert not OPS[op].accepts(row), (op, row.name)

@@ -7,7 +7,7 @@ from ...formats import family_of, locate
 from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
-from .spec import OpSpec, Output, Request, load_align, low_pow2, table_locals, weight_args
+from .spec import one_scale_per_block, OpSpec, Output, Request, load_align, low_pow2, table_locals, weight_args
 
 
 def chunking(req: Request) -> tuple[int, int, int]:
@@ -52,4 +52,5 @@ SPEC = OpSpec(
     name="dequantize", template="dequantize.jinja", doc="codes + statistics -> values (f32, f16, bf16)",
     context=_context, grid=_grid, outputs=(Output("out", "dtype", lambda s: s["n"]),),
     reference=lambda qt: ref.dequantize(qt),
+    accepts=one_scale_per_block,
 )  # fmt: skip

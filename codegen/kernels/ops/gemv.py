@@ -7,7 +7,7 @@ import numpy as np
 from ...formats import reference as ref
 from ..source import Arg
 from .dequantize import chunk_code_at, chunking
-from .spec import MAX_M, OpSpec, Output, Request, lanes_of, table_locals, weight_args
+from .spec import one_scale_per_block, MAX_M, OpSpec, Output, Request, lanes_of, table_locals, weight_args
 
 
 def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
@@ -44,4 +44,5 @@ SPEC = OpSpec(
     name="gemv", template="gemv.jinja", doc="y = x @ W.T, W decoded in registers, f32 accumulation",
     context=_context, grid=_grid, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
     extra_variants=({"mmax": 1}, {"mmax": MAX_M}), name_params=("mmax",), reference=gemv_reference,
+    accepts=one_scale_per_block,
 )  # fmt: skip

@@ -99,6 +99,17 @@ class OpSpec:
         return self.notes.get("variants", True)
 
 
+def one_scale_per_block(fmt: Format) -> bool:
+    """Rows the decode templates handle: statistics in separate arrays, or inline blocks led by an
+    f16 d (and an f16 m) with one scale per block and codes in qs, as GGUF's legacy blocks. Rows
+    with sub-block scales (K-quants) or other scale encodings need their own decode first."""
+    if not fmt.inline:
+        return True
+    d_ok = fmt.has_field("d") and fmt.member("d").ctype == "f16" and fmt.offsets["d"] == 0
+    m_ok = fmt.scale != "d_m" or (fmt.has_field("m") and fmt.member("m").ctype == "f16")
+    return d_ok and m_ok and fmt.has_field("qs") and fmt.scale in ("d", "d_m") and fmt.block == 32
+
+
 def low_pow2(x: int) -> int:
     return x & -x
 

@@ -11,6 +11,7 @@ appear.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 
@@ -127,22 +128,61 @@ class Sym:
         return self.c()
 
 
+def bare(expr: str) -> str:
+    """expr without parentheses that enclose all of it: `((a + b))` -> `a + b`, `(float)(x)` unchanged."""
+    expr = str(expr)
+    while expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(expr):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if depth == 0:
+                break
+        if i != len(expr) - 1:
+            break
+        expr = expr[1:-1]
+    return expr
+
+
+_ATOM = re.compile(r"[A-Za-z_]\w*(\[[^\[\]]*\])*|\d+u?|0x[0-9a-fA-F]+u?")
+
+
+def paren(expr: str) -> str:
+    """expr ready to be an operand: names, array elements and numbers as they are, the rest in
+    parentheses (once)."""
+    expr = str(expr)
+    if _ATOM.fullmatch(expr) or bare(expr) != expr:
+        return expr
+    return f"({expr})"
+
+
 def code_field(words: str, byte: Sym, shift: Sym, mask: int) -> str:
     """C for the code at (byte, bit shift) of a run of bytes loaded as little-endian uint words."""
     bit = 8 * (byte % 4) + shift
-    word = f"{words}[{(byte // 4).c()}]"
+    word = f"{words}[{bare((byte // 4).c())}]"
     shifted = word if bit.is_const() and bit.const == 0 else f"({word} >> {bit.c()})"
     return f"({shifted} & {mask}u)"
 
 
-def byte_field(byte_value: str, shift: Sym, mask: int) -> str:
-    """C for the code at bit `shift` of one byte value."""
-    value = f"(uint)({byte_value})"
+def byte_field(array: str, byte: Sym, shift: Sym, mask: int) -> str:
+    """C for the code at bit `shift` of byte `byte` of a uchar array."""
+    value = f"(uint){array}[{bare(byte.c())}]"
     shifted = value if shift.is_const() and shift.const == 0 else f"({value} >> {shift.c()})"
     return f"({shifted} & {mask}u)"
 
 
 def f32_literal(v: float) -> str:
     """A float32 constant as an exact C literal: hex, since a decimal literal can round differently
-    as float than as double."""
-    return "0.0f" if v == 0 and math.copysign(1, v) > 0 else f"{float(v).hex()}f"
+    as float than as double; the mantissa without trailing zeros (`-0x1.647362p-1f`)."""
+    if v == 0 and math.copysign(1, v) > 0:
+        return "0.0f"
+    mant, exp = float(v).hex().split("p")
+    mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}p{exp}f"
+
+
+def f32_decimal(v: float) -> str:
+    """The shortest decimal that reads back as the same float32 (for comments next to hex literals)."""
+    import numpy as np
+
+    text = str(np.float32(v))
+    return text[:-2] if text.endswith(".0") else text

@@ -38,7 +38,27 @@ ENV = jinja2.Environment(
     keep_trailing_newline=True,
     autoescape=False,
 )
-ENV.globals.update(code_field=cexpr.code_field, byte_field=cexpr.byte_field)
+
+
+def _offset(ptr: str, nbytes: int) -> str:
+    return f"{ptr} + {nbytes}" if nbytes else ptr
+
+
+def _div(x: str, k: int) -> str:
+    return f"{x} / {k}u" if k != 1 else x
+
+
+ENV.globals.update(code_field=cexpr.code_field, byte_field=cexpr.byte_field, off=_offset, div=_div)
+ENV.filters.update(bare=cexpr.bare)
+
+
+NL = "\n"
+
+
+def _assemble(header: str, d, body: str) -> str:
+    """Header, then the prelude the body needs (its helpers only), then the body, sections apart by
+    one blank line."""
+    return f"{header}\n{d.prelude(body)}\n\n{body.strip(NL)}\n"
 
 
 def _header(name: str, template: str, fmt: Format, t: Target, params: dict) -> str:
@@ -92,10 +112,11 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     params = {"dtype": dtype, "blocksize": bs, "nested": nested, "scale_mode": scale_mode,
               **{k: ctx[k] for k in ("ept", "mmax", "fast_decode", "lanes") if k in ctx}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
-    source = ENV.get_template(spec.template).render(
-        header=header, name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,
+    body = ENV.get_template(spec.template).render(
+        name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,
         wg=wg, args=args, dims=spec.dims, **ctx,
     )  # fmt: skip
+    source = _assemble(header, d, body)
     # Local arrays are kernel arguments only where the dialect passes them so; elsewhere the body declares them.
     launch_args = tuple(a for a in args if a.kind != "local" or d.locals_as_params)
     return KernelSource(op=op, format=fmt.name, target=t, name=name, source=source, template=spec.template,

@@ -2,58 +2,60 @@
  * kernel:   dequantize_int2_group_g64_f32
  * template: dequantize.jinja
  * format:   int2: 2-bit, four per byte low bits first, value = field - 2
- * backend:  opencl (OpenCL C); device caps: fp16=1 subgroups=1 subgroup_size=0 dot4=0
- * params:   dtype=f32 blocksize=64 nested=False scale_mode=group ept=64 wg=256
+ * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1
+ * params:   dtype=f32 blocksize=64 nested=0 scale_mode=group ept=64 wg=256
  */
-#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #pragma OPENCL FP_CONTRACT OFF
-inline ushort qk_f32_to_bf16(float f) {
-    uint u = as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-inline float qk_bf16_to_f32(ushort b) { return as_float(((uint)b) << 16); }
-inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }
-inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }
-
 
 /* Work-item c decodes elements [c*64, (c+1)*64): one chunk inside one block, whose
    16 code bytes are loaded 16-byte aligned. */
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void dequantize_int2_group_g64_f32(__global const uchar* restrict codes, __global const float* restrict scale, __global float* restrict out, const uint n, const uint cols, const uint groups_per_row)
+__kernel
+__attribute__((reqd_work_group_size(256, 1, 1)))
+void dequantize_int2_group_g64_f32(
+    __global const uchar* restrict codes,
+    __global const float* restrict scale,
+    __global float* restrict out,
+    const uint n,
+    const uint cols,
+    const uint groups_per_row)
 {
-    
     const uint e0 = (uint)get_global_id(0) * 64u;
     if (e0 >= n) return;
     float v[64];
     __global const uchar* cp = codes + e0 / 4u;
     if (e0 + 64u <= n) {
         uint w[4];
-        { uint4 t = ((__global const uint4*)(cp))[0]; w[0] = t.s0; w[1] = t.s1; w[2] = t.s2; w[3] = t.s3; }
+        const uint4 w_v0 = ((__global const uint4*)cp)[0];
+        w[0] = w_v0.s0; w[1] = w_v0.s1; w[2] = w_v0.s2; w[3] = w_v0.s3;
         for (uint i = 0; i < 64u; ++i) {
-            const uint q = ((w[((i) / 4u) / 4u] >> (8u * (((i) / 4u) % 4u) + ((i) % 4u) * 2u)) & 3u);
-            v[i] = ((float)((int)(q) - 2) * scale[((e0 + i) / cols) * groups_per_row + ((e0 + i) % cols) / 64u]);
+            const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
+            const uint e = e0 + i;
+            const float s = scale[(e / cols) * groups_per_row + (e % cols) / 64u];
+            v[i] = (float)((int)q - 2) * s;
         }
-        ((__global float4*)(out))[(e0 + 0) / 4] = (float4)(v[0], v[1], v[2], v[3]);
-        ((__global float4*)(out))[(e0 + 4) / 4] = (float4)(v[4], v[5], v[6], v[7]);
-        ((__global float4*)(out))[(e0 + 8) / 4] = (float4)(v[8], v[9], v[10], v[11]);
-        ((__global float4*)(out))[(e0 + 12) / 4] = (float4)(v[12], v[13], v[14], v[15]);
-        ((__global float4*)(out))[(e0 + 16) / 4] = (float4)(v[16], v[17], v[18], v[19]);
-        ((__global float4*)(out))[(e0 + 20) / 4] = (float4)(v[20], v[21], v[22], v[23]);
-        ((__global float4*)(out))[(e0 + 24) / 4] = (float4)(v[24], v[25], v[26], v[27]);
-        ((__global float4*)(out))[(e0 + 28) / 4] = (float4)(v[28], v[29], v[30], v[31]);
-        ((__global float4*)(out))[(e0 + 32) / 4] = (float4)(v[32], v[33], v[34], v[35]);
-        ((__global float4*)(out))[(e0 + 36) / 4] = (float4)(v[36], v[37], v[38], v[39]);
-        ((__global float4*)(out))[(e0 + 40) / 4] = (float4)(v[40], v[41], v[42], v[43]);
-        ((__global float4*)(out))[(e0 + 44) / 4] = (float4)(v[44], v[45], v[46], v[47]);
-        ((__global float4*)(out))[(e0 + 48) / 4] = (float4)(v[48], v[49], v[50], v[51]);
-        ((__global float4*)(out))[(e0 + 52) / 4] = (float4)(v[52], v[53], v[54], v[55]);
-        ((__global float4*)(out))[(e0 + 56) / 4] = (float4)(v[56], v[57], v[58], v[59]);
-        ((__global float4*)(out))[(e0 + 60) / 4] = (float4)(v[60], v[61], v[62], v[63]);
+        ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);
+        ((__global float4*)(out + e0))[1] = (float4)(v[4], v[5], v[6], v[7]);
+        ((__global float4*)(out + e0))[2] = (float4)(v[8], v[9], v[10], v[11]);
+        ((__global float4*)(out + e0))[3] = (float4)(v[12], v[13], v[14], v[15]);
+        ((__global float4*)(out + e0))[4] = (float4)(v[16], v[17], v[18], v[19]);
+        ((__global float4*)(out + e0))[5] = (float4)(v[20], v[21], v[22], v[23]);
+        ((__global float4*)(out + e0))[6] = (float4)(v[24], v[25], v[26], v[27]);
+        ((__global float4*)(out + e0))[7] = (float4)(v[28], v[29], v[30], v[31]);
+        ((__global float4*)(out + e0))[8] = (float4)(v[32], v[33], v[34], v[35]);
+        ((__global float4*)(out + e0))[9] = (float4)(v[36], v[37], v[38], v[39]);
+        ((__global float4*)(out + e0))[10] = (float4)(v[40], v[41], v[42], v[43]);
+        ((__global float4*)(out + e0))[11] = (float4)(v[44], v[45], v[46], v[47]);
+        ((__global float4*)(out + e0))[12] = (float4)(v[48], v[49], v[50], v[51]);
+        ((__global float4*)(out + e0))[13] = (float4)(v[52], v[53], v[54], v[55]);
+        ((__global float4*)(out + e0))[14] = (float4)(v[56], v[57], v[58], v[59]);
+        ((__global float4*)(out + e0))[15] = (float4)(v[60], v[61], v[62], v[63]);
     } else {
         /* The last, partial chunk: one byte at a time, nothing read or written past n. */
         for (uint i = 0; e0 + i < n; ++i) {
-            const uint q = ((((uint)(cp[(i) / 4u])) >> (((i) % 4u) * 2u)) & 3u);
-            out[e0 + i] = ((float)((int)(q) - 2) * scale[((e0 + i) / cols) * groups_per_row + ((e0 + i) % cols) / 64u]);
+            const uint q = ((uint)cp[i / 4u] >> ((i % 4u) * 2u)) & 3u;
+            const uint e = e0 + i;
+            const float s = scale[(e / cols) * groups_per_row + (e % cols) / 64u];
+            out[e0 + i] = (float)((int)q - 2) * s;
         }
     }
 }

@@ -2,52 +2,57 @@
  * kernel:   dequantize_q5_0_f16
  * template: dequantize.jinja
  * format:   q5_0: GGUF Q5_0: (q - 16) * d, fifth bits in qh
- * backend:  cuda (CUDA C++); device caps: fp16=1 subgroups=1 subgroup_size=32 dot4=1
- * params:   dtype=f16 blocksize=32 nested=False scale_mode=None ept=16 wg=256
+ * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
+ * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=16 wg=256
  */
 #include <cuda_fp16.h>
-#include <cuda_bf16.h>
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
-__device__ __forceinline__ ushort qk_f32_to_bf16(float f) {
-    uint u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ float qk_bf16_to_f32(ushort b) { return __uint_as_float(((uint)b) << 16); }
-__device__ __forceinline__ float qk_warp_sum(float x) {
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
 
+/* f32 -> f16 bits, round to nearest even */
+__device__ __forceinline__ ushort qk_f32_to_f16(float f) { return __half_as_ushort(__float2half_rn(f)); }
 
 /* Work-item c decodes elements [c*16, (c+1)*16): one chunk inside one block, whose
    16 code bytes are loaded 2-byte aligned. */
-extern "C" __global__ __launch_bounds__(256) void dequantize_q5_0_f16(const uchar* __restrict__ blocks, ushort* __restrict__ out, const uint n)
+extern "C" __global__
+__launch_bounds__(256)
+void dequantize_q5_0_f16(
+    const uchar* __restrict__ blocks,
+    ushort* __restrict__ out,
+    const uint n)
 {
-    
     const uint e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 16u;
     if (e0 >= n) return;
     float v[16];
     /* q5_0 block: d, qh, qs (22 bytes) */
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 22u;
     const uint eb = e0 % 32u;
-    const float s = __half2float(*(const __half*)(bp + 0));
+    const float s = __half2float(*(const __half*)bp);
+    /* the block's fifth bits, as two 16-bit loads (a block may be only 2-byte aligned) */
     const uint qh = (uint)((const ushort*)(bp + 2))[0]
                   | ((uint)((const ushort*)(bp + 2))[1] << 16);
     const uint slot = eb / 16u;
     const uchar* cp = bp + 6 + eb % 16u;
     uint w[4];
-    w[0] = (uint)((const ushort*)(cp))[0] | ((uint)((const ushort*)(cp))[1] << 16);
-    w[1] = (uint)((const ushort*)(cp))[2] | ((uint)((const ushort*)(cp))[3] << 16);
-    w[2] = (uint)((const ushort*)(cp))[4] | ((uint)((const ushort*)(cp))[5] << 16);
-    w[3] = (uint)((const ushort*)(cp))[6] | ((uint)((const ushort*)(cp))[7] << 16);
+    w[0] = (uint)((const ushort*)cp)[0] | ((uint)((const ushort*)cp)[1] << 16);
+    w[1] = (uint)((const ushort*)cp)[2] | ((uint)((const ushort*)cp)[3] << 16);
+    w[2] = (uint)((const ushort*)cp)[4] | ((uint)((const ushort*)cp)[5] << 16);
+    w[3] = (uint)((const ushort*)cp)[6] | ((uint)((const ushort*)cp)[7] << 16);
     for (uint i = 0; i < 16u; ++i) {
-        uint q = ((w[(i) / 4u] >> (8u * ((i) % 4u) + (slot) * 4u)) & 15u);
+        uint q = (w[i / 4u] >> ((i % 4u) * 8u + slot * 4u)) & 15u;
         q |= ((qh >> (eb + i)) & 1u) << 4u;
-        v[i] = __fmul_rn((float)((int)(q) - 16), s);
+        v[i] = __fmul_rn((float)((int)q - 16), s);
     }
-    ((uint4*)(out))[(e0 + 0) / 8] = make_uint4((uint)__half_as_ushort(__float2half_rn(v[0])) | ((uint)__half_as_ushort(__float2half_rn(v[1])) << 16), (uint)__half_as_ushort(__float2half_rn(v[2])) | ((uint)__half_as_ushort(__float2half_rn(v[3])) << 16), (uint)__half_as_ushort(__float2half_rn(v[4])) | ((uint)__half_as_ushort(__float2half_rn(v[5])) << 16), (uint)__half_as_ushort(__float2half_rn(v[6])) | ((uint)__half_as_ushort(__float2half_rn(v[7])) << 16));
-    ((uint4*)(out))[(e0 + 8) / 8] = make_uint4((uint)__half_as_ushort(__float2half_rn(v[8])) | ((uint)__half_as_ushort(__float2half_rn(v[9])) << 16), (uint)__half_as_ushort(__float2half_rn(v[10])) | ((uint)__half_as_ushort(__float2half_rn(v[11])) << 16), (uint)__half_as_ushort(__float2half_rn(v[12])) | ((uint)__half_as_ushort(__float2half_rn(v[13])) << 16), (uint)__half_as_ushort(__float2half_rn(v[14])) | ((uint)__half_as_ushort(__float2half_rn(v[15])) << 16));
+    /* two 16-bit values a word, the first in the low half (little-endian) */
+    const uint pair0 = (uint)qk_f32_to_f16(v[0]) | ((uint)qk_f32_to_f16(v[1]) << 16);
+    const uint pair1 = (uint)qk_f32_to_f16(v[2]) | ((uint)qk_f32_to_f16(v[3]) << 16);
+    const uint pair2 = (uint)qk_f32_to_f16(v[4]) | ((uint)qk_f32_to_f16(v[5]) << 16);
+    const uint pair3 = (uint)qk_f32_to_f16(v[6]) | ((uint)qk_f32_to_f16(v[7]) << 16);
+    ((uint4*)(out + e0))[0] = make_uint4(pair0, pair1, pair2, pair3);
+    const uint pair4 = (uint)qk_f32_to_f16(v[8]) | ((uint)qk_f32_to_f16(v[9]) << 16);
+    const uint pair5 = (uint)qk_f32_to_f16(v[10]) | ((uint)qk_f32_to_f16(v[11]) << 16);
+    const uint pair6 = (uint)qk_f32_to_f16(v[12]) | ((uint)qk_f32_to_f16(v[13]) << 16);
+    const uint pair7 = (uint)qk_f32_to_f16(v[14]) | ((uint)qk_f32_to_f16(v[15]) << 16);
+    ((uint4*)(out + e0))[1] = make_uint4(pair4, pair5, pair6, pair7);
 }

@@ -2,8 +2,8 @@
  * kernel:   dequantize_q8_0_f32
  * template: dequantize.jinja
  * format:   q8_0: GGUF Q8_0: q * d; 34-byte blocks are only 2-byte aligned
- * backend:  sycl (SYCL C++); device caps: fp16=1 subgroups=1 subgroup_size=16 dot4=0
- * params:   dtype=f32 blocksize=32 nested=False scale_mode=None ept=16 wg=256
+ * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
+ * params:   dtype=f32 blocksize=32 nested=0 scale_mode=None ept=16 wg=256
  */
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
@@ -11,17 +11,15 @@ typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
 #pragma clang fp contract(off)
-static inline ushort qk_f32_to_bf16(float f) {
-    uint u = sycl::bit_cast<uint>(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-static inline float qk_bf16_to_f32(ushort b) { return sycl::bit_cast<float>(((uint)b) << 16); }
-
 
 /* Work-item c decodes elements [c*16, (c+1)*16): one chunk inside one block, whose
    16 code bytes are loaded 2-byte aligned. */
-extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>)) void dequantize_q8_0_f32(const uchar* __restrict blocks, float* __restrict out, const uint n)
+extern "C"
+SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))
+void dequantize_q8_0_f32(
+    const uchar* __restrict blocks,
+    float* __restrict out,
+    const uint n)
 {
     const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();
     const uint e0 = (uint)qk_item.get_global_id(0) * 16u;
@@ -30,19 +28,20 @@ extern "C" SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>)) void
     /* q8_0 block: d, qs (34 bytes) */
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 34u;
     const uint eb = e0 % 32u;
-    const float s = (float)(*(const sycl::half*)(bp + 0));
-    const uchar* cp = bp + 2 + eb / 1u;
+    const float s = (float)(*(const sycl::half*)bp);
+    const uchar* cp = bp + 2 + eb;
     uint w[4];
-    w[0] = (uint)((const ushort*)(cp))[0] | ((uint)((const ushort*)(cp))[1] << 16);
-    w[1] = (uint)((const ushort*)(cp))[2] | ((uint)((const ushort*)(cp))[3] << 16);
-    w[2] = (uint)((const ushort*)(cp))[4] | ((uint)((const ushort*)(cp))[5] << 16);
-    w[3] = (uint)((const ushort*)(cp))[6] | ((uint)((const ushort*)(cp))[7] << 16);
+    w[0] = (uint)((const ushort*)cp)[0] | ((uint)((const ushort*)cp)[1] << 16);
+    w[1] = (uint)((const ushort*)cp)[2] | ((uint)((const ushort*)cp)[3] << 16);
+    w[2] = (uint)((const ushort*)cp)[4] | ((uint)((const ushort*)cp)[5] << 16);
+    w[3] = (uint)((const ushort*)cp)[6] | ((uint)((const ushort*)cp)[7] << 16);
     for (uint i = 0; i < 16u; ++i) {
-        uint q = ((w[((i) / 1u) / 4u] >> (8u * (((i) / 1u) % 4u) + 0u)) & 255u);
-        v[i] = ((float)((int)(q ^ 128u) - 128) * s);
+        uint q = (w[i / 4u] >> ((i % 4u) * 8u)) & 255u;
+        /* (q ^ 128) - 128 sign-extends the 8-bit two's-complement code q */
+        v[i] = (float)((int)(q ^ 128u) - 128) * s;
     }
-    ((sycl::vec<float, 4>*)(out))[(e0 + 0) / 4] = sycl::vec<float, 4>(v[0], v[1], v[2], v[3]);
-    ((sycl::vec<float, 4>*)(out))[(e0 + 4) / 4] = sycl::vec<float, 4>(v[4], v[5], v[6], v[7]);
-    ((sycl::vec<float, 4>*)(out))[(e0 + 8) / 4] = sycl::vec<float, 4>(v[8], v[9], v[10], v[11]);
-    ((sycl::vec<float, 4>*)(out))[(e0 + 12) / 4] = sycl::vec<float, 4>(v[12], v[13], v[14], v[15]);
+    ((sycl::float4*)(out + e0))[0] = sycl::float4(v[0], v[1], v[2], v[3]);
+    ((sycl::float4*)(out + e0))[1] = sycl::float4(v[4], v[5], v[6], v[7]);
+    ((sycl::float4*)(out + e0))[2] = sycl::float4(v[8], v[9], v[10], v[11]);
+    ((sycl::float4*)(out + e0))[3] = sycl::float4(v[12], v[13], v[14], v[15]);
 }

@@ -2,25 +2,34 @@
  * kernel:   gemv_q4_1_f16_mmax8
  * template: gemv.jinja
  * format:   q4_1: GGUF Q4_1: q * d + m
- * backend:  opencl (OpenCL C); device caps: fp16=0 subgroups=0 subgroup_size=0 dot4=0
- * params:   dtype=f16 blocksize=32 nested=False scale_mode=None ept=16 mmax=8 fast_decode=True lanes=32 wg=128
+ * target:   opencl-nvidia (OpenCL C 1.2) fp16=0 bf16=0 subgroup_size=0 dot4=0
+ * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=16 mmax=8 fast_decode=1 lanes=32 wg=128
  */
 #pragma OPENCL FP_CONTRACT OFF
-inline ushort qk_f32_to_bf16(float f) {
-    uint u = as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+
+/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed) */
+inline ushort qk_f32_to_f16(float f) {
+    ushort h;
+    vstore_half_rte(f, 0, (__private half*)&h);
+    return h;
 }
-inline float qk_bf16_to_f32(ushort b) { return as_float(((uint)b) << 16); }
-inline ushort qk_f32_to_f16(float f) { ushort h; vstore_half_rte(f, 0, (__private half*)&h); return h; }
+
+/* f16 bits -> f32, exact */
 inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }
 
-
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 8, accumulated in f32.
-   Each row n of W is reduced by 32 lanes (a local-memory tree),
-   4 rows per work-group. Lane l takes chunks l, l + 32, ... of 16 elements: one
-   vector load of 16 code bytes, decoded in registers, never written to memory. */
-__kernel __attribute__((reqd_work_group_size(128, 1, 1))) void gemv_q4_1_f16_mmax8(__global const uchar* restrict blocks, __global const uchar* restrict x, __global ushort* restrict y, const uint N, const uint K, const uint M)
+   Each row n of W is reduced by 32 lanes (a local-memory tree), 4 rows per work-group.
+   Lane l takes chunks l, l + 32, ... of 16 elements: one vector load of 16 code bytes,
+   decoded in registers, never written to memory. */
+__kernel
+__attribute__((reqd_work_group_size(128, 1, 1)))
+void gemv_q4_1_f16_mmax8(
+    __global const uchar* restrict blocks,
+    __global const uchar* restrict x,
+    __global ushort* restrict y,
+    const uint N,
+    const uint K,
+    const uint M)
 {
     __local float scratch[128];
     const uint lid = (uint)get_local_id(0);
@@ -35,29 +44,33 @@ __kernel __attribute__((reqd_work_group_size(128, 1, 1))) void gemv_q4_1_f16_mma
             const uint e0 = row * K + k0;
             __global const uchar* bp = blocks + (size_t)(e0 / 32u) * 20u;
             const uint eb = e0 % 32u;
-            const float s = vload_half(0, (__global const half*)(bp + 0));
+            const float s = vload_half(0, (__global const half*)bp);
             const float mn = vload_half(0, (__global const half*)(bp + 2));
             const uint slot = eb / 16u;
             __global const uchar* cp = bp + 4 + eb % 16u;
             uint w[4];
-            w[0] = ((__global const uint*)(cp))[0];
-            w[1] = ((__global const uint*)(cp))[1];
-            w[2] = ((__global const uint*)(cp))[2];
-            w[3] = ((__global const uint*)(cp))[3];
+            w[0] = ((__global const uint*)cp)[0];
+            w[1] = ((__global const uint*)cp)[1];
+            w[2] = ((__global const uint*)cp)[2];
+            w[3] = ((__global const uint*)cp)[3];
             float v[16];
             for (uint i = 0; i < 16u; ++i) {
-                uint q = ((w[(i) / 4u] >> (8u * ((i) % 4u) + (slot) * 4u)) & 15u);
-                v[i] = (as_float(0x4B000000u | ((q) * 1u)) - 8388608.0f);
+                uint q = (w[i / 4u] >> ((i % 4u) * 8u + slot * 4u)) & 15u;
+                /* float bits 0x4B000000 | c are 2^23 + c: minus 2^23 is c, exact, no int -> float */
+                v[i] = (as_float(0x4B000000u | q) - 8388608.0f);
             }
             for (uint m = 0; m < 8u; ++m) {
                 if (m >= M) break;
+                __global const uchar* xp = x + ((size_t)m * K + k0) * 2u;
                 uint xw[8];
-                { uint4 t = ((__global const uint4*)(x + ((size_t)m * K + k0) * 2))[0]; xw[0] = t.s0; xw[1] = t.s1; xw[2] = t.s2; xw[3] = t.s3; }
-                { uint4 t = ((__global const uint4*)(x + ((size_t)m * K + k0) * 2))[1]; xw[4] = t.s0; xw[5] = t.s1; xw[6] = t.s2; xw[7] = t.s3; }
+                const uint4 xw_v0 = ((__global const uint4*)xp)[0];
+                xw[0] = xw_v0.s0; xw[1] = xw_v0.s1; xw[2] = xw_v0.s2; xw[3] = xw_v0.s3;
+                const uint4 xw_v1 = ((__global const uint4*)xp)[1];
+                xw[4] = xw_v1.s0; xw[5] = xw_v1.s1; xw[6] = xw_v1.s2; xw[7] = xw_v1.s3;
                 float part = 0.0f;
                 float xsum = 0.0f;
                 for (uint i = 0; i < 16u; ++i) {
-                    const float xv = qk_f16_to_f32((ushort)(xw[(i) / 2u] >> (16u * ((i) % 2u))));
+                    const float xv = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
                     part += v[i] * xv;
                     xsum += xv;
                 }
@@ -66,6 +79,7 @@ __kernel __attribute__((reqd_work_group_size(128, 1, 1))) void gemv_q4_1_f16_mma
         }
     }
     for (uint m = 0; m < 8u; ++m) {
+        /* no sub-groups: a tree over the row's 32 lanes in local memory */
         scratch[lid] = acc[m];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint s = 16u; s > 0u; s >>= 1) {

@@ -1,0 +1,101 @@
+"""CUDA C++ (nvcc): cuda_fp16/cuda_bf16 intrinsics, explicitly rounded arithmetic, warp shuffles, dp4a."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..cexpr import paren
+from .base import Dialect
+
+_FP16_NAMES = ("__half", "__hsub", "__float2half", "__half2float", "__ushort_as_half", "__half_as_ushort")
+
+# Not static: nvcc warns (#177) about unused static helpers; inline functions need no static.
+_HELPERS = {
+    "qk_f32_to_f16": """\
+/* f32 -> f16 bits, round to nearest even */
+__device__ __forceinline__ ushort qk_f32_to_f16(float f) { return __half_as_ushort(__float2half_rn(f)); }""",
+    "qk_f16_to_f32": """\
+/* f16 bits -> f32, exact */
+__device__ __forceinline__ float qk_f16_to_f32(ushort h) { return __half2float(__ushort_as_half(h)); }""",
+    "qk_f32_to_bf16": """\
+/* f32 -> bf16 bits, round to nearest even (the native conversion) */
+__device__ __forceinline__ ushort qk_f32_to_bf16(float f) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}""",
+    "qk_half": """\
+/* the half with these bits */
+__device__ __forceinline__ __half qk_half(uint bits) { return __ushort_as_half((ushort)bits); }""",
+    "qk_warp_sum": """\
+/* the sum over the 32 lanes of a warp, by butterfly shuffles */
+__device__ __forceinline__ float qk_warp_sum(float x) {
+    /* mask 0xffffffff: every lane of the warp takes part */
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}""",
+}
+
+
+@dataclass(frozen=True)
+class CUDADialect(Dialect):
+    name: ClassVar[str] = "cuda"
+    lang: ClassVar[str] = "CUDA C++"
+    suffix: ClassVar[str] = ".cu"
+    kernel_prefix: ClassVar[str] = 'extern "C" __global__ '
+    global_qual: ClassVar[str] = ""
+    restrict: ClassVar[str] = "__restrict__ "
+    local_qual: ClassVar[str] = "__shared__"
+    constant_qual: ClassVar[str] = "__constant__"
+    inline: ClassVar[str] = "__device__ __forceinline__"
+    barrier_stmt: ClassVar[str] = "__syncthreads();"
+    ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.{x} * blockDim.{x} + threadIdx.{x})", "lid": "threadIdx.{x}",
+                                     "group": "blockIdx.{x}", "lsize": "blockDim.{x}"}  # fmt: skip
+    as_uint: ClassVar[str] = "__float_as_uint"
+    as_float: ClassVar[str] = "__uint_as_float"
+
+    def helpers(self) -> dict[str, str]:
+        return {**super().helpers(), **_HELPERS}
+
+    def prelude_head(self, text: str | None) -> str:
+        lines = []
+        if text is None or any(n in text for n in _FP16_NAMES):
+            lines.append("#include <cuda_fp16.h>")
+        if text is None or "__bfloat16" in text or "__float2bfloat16" in text:
+            lines.append("#include <cuda_bf16.h>")
+        return "\n".join(lines + self._typedefs(text))
+
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
+        return [f"__launch_bounds__({wg})"]
+
+    def mul_rn(self, a: str, b: str) -> str:
+        return f"__fmul_rn({a}, {b})"
+
+    def add_rn(self, a: str, b: str) -> str:
+        return f"__fadd_rn({a}, {b})"
+
+    def div_rn(self, a: str, b: str) -> str:
+        return f"__fdiv_rn({a}, {b})"
+
+    def load_half(self, byte_ptr: str) -> str:
+        return f"__half2float(*(const __half*){paren(byte_ptr)})"
+
+    def make_vec(self, vtype: str, items: str) -> str:
+        return f"make_{vtype}({items})"
+
+    def fast_f16(self) -> bool:
+        return True  # every CUDA architecture qkgen builds for has half arithmetic
+
+    def _fast_code_f16(self, bits: str, bias_bits: str) -> str:
+        return f"__half2float(__hsub(qk_half(0x6400u | {bits}), qk_half({bias_bits})))"
+
+    def sg_lane(self) -> str:
+        return "(threadIdx.x & 31u)"
+
+    def subgroup_sum(self, x: str) -> str:
+        return f"qk_warp_sum({x})"
+
+    def dot4_i8(self, a: str, b: str, acc: str) -> str:
+        return f"__dp4a((int){paren(a)}, (int){paren(b)}, {acc})"
+
+
+DIALECT = CUDADialect

@@ -1,0 +1,77 @@
+"""OpenCL C (1.2 and 3.0): vload_half/vstore_half for f16 without cl_khr_fp16, sub-groups and the
+integer dot product where the target has them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..cexpr import paren
+from .base import Dialect
+
+
+@dataclass(frozen=True)
+class OpenCLDialect(Dialect):
+    name: ClassVar[str] = "opencl"
+    lang: ClassVar[str] = "OpenCL C"
+    suffix: ClassVar[str] = ".cl"
+    kernel_prefix: ClassVar[str] = "__kernel "
+    global_qual: ClassVar[str] = "__global "
+    restrict: ClassVar[str] = "restrict "
+    local_qual: ClassVar[str] = "__local"
+    constant_qual: ClassVar[str] = "__constant"
+    barrier_stmt: ClassVar[str] = "barrier(CLK_LOCAL_MEM_FENCE);"
+    ids: ClassVar[dict[str, str]] = {"gid": "(uint)get_global_id({d})", "lid": "(uint)get_local_id({d})",
+                                     "group": "(uint)get_group_id({d})", "lsize": "(uint)get_local_size({d})"}  # fmt: skip
+    as_uint: ClassVar[str] = "as_uint"
+    as_float: ClassVar[str] = "as_float"
+    inline: ClassVar[str] = "inline"
+
+    def helpers(self) -> dict[str, str]:
+        # f16 <-> f32 through vstore_half_rte / vload_half on private memory: core OpenCL C 1.2,
+        # no cl_khr_fp16 needed (NVIDIA and pocl have none).
+        return {
+            **super().helpers(),
+            "qk_f32_to_f16": "/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed) */\n"
+                             "inline ushort qk_f32_to_f16(float f) {\n"
+                             "    ushort h;\n    vstore_half_rte(f, 0, (__private half*)&h);\n    return h;\n}",
+            "qk_f16_to_f32": "/* f16 bits -> f32, exact */\n"
+                             "inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }",
+            "qk_half": "/* the half with these bits (needs cl_khr_fp16) */\n"
+                       "inline half qk_half(uint bits) { return as_half((ushort)bits); }",
+        }  # fmt: skip
+
+    def prelude_head(self, text: str | None) -> str:
+        lines = []
+        if text is None or "qk_half(" in text:
+            lines.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
+        lines.append("#pragma OPENCL FP_CONTRACT OFF")
+        return "\n".join(lines)
+
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
+        attrs = [f"__attribute__((reqd_work_group_size({wg}, 1, 1)))"]
+        if subgroup and self.subgroups:
+            attrs.append(f"__attribute__((intel_reqd_sub_group_size({subgroup})))")
+        return attrs
+
+    def vget(self, var: str, i: int) -> str:
+        return f"{var}.s{i:x}"
+
+    def load_half(self, byte_ptr: str) -> str:
+        # vload_half is core OpenCL C 1.2: it needs no cl_khr_fp16 (NVIDIA, pocl have none).
+        return f"vload_half(0, (__global const half*){paren(byte_ptr)})"
+
+    def sg_lane(self) -> str:
+        return "(uint)get_sub_group_local_id()"
+
+    def subgroup_sum(self, x: str) -> str:
+        return f"sub_group_reduce_add({x})"
+
+    def dot4_i8(self, a: str, b: str, acc: str) -> str:
+        # cl_khr_integer_dot_product's 4x8-bit packed form: no pragma needed (checked on Intel's CPU runtime)
+        if not self.dot4:
+            return super().dot4_i8(a, b, acc)
+        return f"({acc} + dot_4x8packed_ss_int({a}, {b}))"
+
+
+DIALECT = OpenCLDialect

@@ -1,0 +1,93 @@
+"""SYCL 2020 C++ for DPC++'s run-time compiler: free-function kernels with properties, sub-groups
+through the nd_item, local memory as work_group_memory kernel arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..cexpr import paren
+from .base import Dialect
+
+_HELPERS = {
+    "qk_f32_to_f16": """\
+/* f32 -> f16 bits, round to nearest even */
+static inline ushort qk_f32_to_f16(float f) { return sycl::bit_cast<ushort>(sycl::half(f)); }""",
+    "qk_f16_to_f32": """\
+/* f16 bits -> f32, exact */
+static inline float qk_f16_to_f32(ushort h) { return (float)sycl::bit_cast<sycl::half>(h); }""",
+    "qk_half": """\
+/* the half with these bits */
+static inline sycl::half qk_half(uint bits) { return sycl::bit_cast<sycl::half>((ushort)bits); }""",
+}
+
+
+@dataclass(frozen=True)
+class SYCLDialect(Dialect):
+    name: ClassVar[str] = "sycl"
+    lang: ClassVar[str] = "SYCL C++"
+    suffix: ClassVar[str] = ".cpp"
+    kernel_prefix: ClassVar[str] = 'extern "C" '
+    global_qual: ClassVar[str] = ""
+    restrict: ClassVar[str] = "__restrict "
+    local_qual: ClassVar[str] = ""
+    constant_qual: ClassVar[str] = "static constexpr"
+    inline: ClassVar[str] = "static inline"
+    barrier_stmt: ClassVar[str] = "sycl::group_barrier(qk_item.get_group());"
+    ids: ClassVar[dict[str, str]] = {"gid": "(uint)qk_item.get_global_id({d})", "lid": "(uint)qk_item.get_local_id({d})",
+                                     "group": "(uint)qk_item.get_group({d})", "lsize": "(uint)qk_item.get_local_range({d})"}  # fmt: skip
+    as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
+    as_float: ClassVar[str] = "sycl::bit_cast<float>"
+
+    def helpers(self) -> dict[str, str]:
+        return {**super().helpers(), **_HELPERS}
+
+    def prelude_head(self, text: str | None) -> str:
+        return "\n".join([
+            "#include <sycl/sycl.hpp>",
+            "namespace syclexp = sycl::ext::oneapi::experimental;",
+            *self._typedefs(text),
+            "#pragma clang fp contract(off)",
+        ])  # fmt: skip
+
+    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
+        # The required sub-group size sits on the kernel itself, never on a lambda.
+        props = [f"syclexp::nd_range_kernel<{dims}>"]
+        if subgroup and self.subgroups:
+            props.append(f"syclexp::sub_group_size<{subgroup}>")
+        return [f"SYCL_EXT_ONEAPI_FUNCTION_PROPERTY(({p}))" for p in props]
+
+    # In-kernel local allocation (group_local_memory, scratch memory) crashes this DPC++'s
+    # run-time compiler; work_group_memory kernel arguments work.
+    locals_as_params: ClassVar[bool] = True
+
+    def local_param(self, ctype: str, name: str) -> str:
+        return f"syclexp::work_group_memory<{ctype}[]> {name}"
+
+    def kernel_entry(self, args: tuple = (), dims: int = 1) -> str:
+        return f"const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<{dims}>();"
+
+    def vec(self, ctype: str, n: int) -> str:
+        # SYCL 2020's aliases (sycl::uint4 is sycl::vec<uint32_t, 4>)
+        return f"sycl::{ctype}{n}"
+
+    def vget(self, var: str, i: int) -> str:
+        return f"{var}[{i}]"
+
+    def make_vec(self, vtype: str, items: str) -> str:
+        return f"{vtype}({items})"
+
+    def load_half(self, byte_ptr: str) -> str:
+        return f"(float)(*(const sycl::half*){paren(byte_ptr)})"
+
+    def fast_f16(self) -> bool:
+        return True  # sycl::half arithmetic works on every device (emulated where not native)
+
+    def sg_lane(self) -> str:
+        return "(uint)qk_item.get_sub_group().get_local_linear_id()"
+
+    def subgroup_sum(self, x: str) -> str:
+        return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"
+
+
+DIALECT = SYCLDialect

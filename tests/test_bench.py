@@ -88,6 +88,22 @@ def test_parse_selection():
     assert options.parse_dtypes("bf16,float16") == ["bf16", "f16"]
 
 
+class FakeCtx:
+    """What the harness needs of a Context, without a device: args, the timing method, sync()."""
+
+    def __init__(self, timing="events", **args):
+        defaults = dict(iters=7, warmup=3, max_mem_gb=4.0, modes=("cold", "hot"), launches=10, host_calls=0)
+        self.args = argparse.Namespace(**{**defaults, **args})
+        self.timing, self.timing_note, self.torch = timing, "", None
+        self.synced, self.notes = 0, []
+
+    def sync(self):
+        self.synced += 1
+
+    def note_once(self, note):
+        self.notes.append(note)
+
+
 def test_registry_has_dequantize_and_harness_rotates():
     assert isinstance(cases.CASES["dequantize"], cases.BenchOp)
     made, ran = [], []
@@ -97,14 +113,19 @@ def test_registry_has_dequantize_and_harness_rotates():
         made.append(i)
         return cases.TimedSet(run=lambda: ran.append(i) or 0.25)
 
-    samples, nsets, _ = harness.measure(cases.Impl("fake", make_set), 30_000_000, iters=7, warmup=3,
-                                      l2_bytes=L2, max_bytes=2**32)  # fmt: skip
-    assert nsets == len(made) == math.ceil(4 * L2 / 30e6) + 1 == 8
-    assert samples == [250.0] * 7
-    assert ran[:8] == list(range(8))  # every set runs once first
-    assert ran[8:] == [i % 8 for i in range(10)]  # then warm-up and timed launches rotate
+    ctx = FakeCtx()  # per-launch events: the fallback timer
+    res = harness.measure(ctx, cases.Impl("fake", make_set), 30_000_000, l2_bytes=L2, max_bytes=2**32)
+    assert res.sets == len(made) == math.ceil(4 * L2 / 30e6) + 1 == 8
+    assert res.samples["cold"].us == res.samples["hot"].us == [250.0] * 7
+    assert res.samples["cold"].method == "events" and res.samples["cold"].launches == 1
+    assert ran[:8] == list(range(8)) and ctx.synced >= 1  # every set runs once first
+    assert ran[8:18] == [i % 8 for i in range(10)]  # cold: warm-up and timed launches rotate
+    assert ran[18:28] == [0] * 10  # hot: set 0 every time
+    hot_only = FakeCtx(modes=("hot",))
+    made.clear()
+    assert harness.measure(hot_only, cases.Impl("fake", make_set), 30_000_000, L2, 2**32).sets == len(made) == 1
     with pytest.raises(QKGenError):  # a timer reading of zero is an error, never a number
-        harness.measure(cases.Impl("zero", lambda: cases.TimedSet(run=lambda: 0.0)), 10**9, 3, 0, L2, 2**32)
+        harness.measure(ctx, cases.Impl("zero", lambda: cases.TimedSet(run=lambda: 0.0)), 10**9, L2, 2**32)
 
 
 def test_bnb_glue_matches_reference():
@@ -137,8 +158,8 @@ def test_cpu_run_writes_json_and_markdown(tmp_path, capsys):
     out_json, out_md = tmp_path / "b.json", tmp_path / "b.md"
     # no --no-progress: stderr is captured, not a terminal, so there must be no progress bar anyway
     rc = run_bench(["--backend", "opencl", "--device", dev.platform, "--shapes", "256x256", "--iters", "3",
-                    "--warmup", "1", "--formats", "nf4", "--copy-mb", "16", "--json", str(out_json),
-                    "--markdown", str(out_md)])  # fmt: skip
+                    "--warmup", "1", "--formats", "nf4", "--copy-mb", "16", "--l2-mb", "2", "--launches", "8",
+                    "--host-calls", "5", "--json", str(out_json), "--markdown", str(out_md)])  # fmt: skip
     assert rc == 0
     err = capsys.readouterr().err
     assert "\r" not in err and "case/s" not in err and "bench: opencl on" in err
@@ -150,9 +171,13 @@ def test_cpu_run_writes_json_and_markdown(tmp_path, capsys):
     assert [(r["format"], r["variant"], r["dtype"], r["impl"]) for r in rows] == [
         ("nf4", "nested bs64", "bf16", "qkgen"), ("nf4", "nested bs64", "f16", "qkgen")]  # fmt: skip
     l2 = rep["settings"]["l2_bytes"]
+    assert rep["settings"]["timing"] == "span" and "first launch's start to last launch's end" in \
+        rep["settings"]["timing_label"]
     for r in rows:
-        assert r["status"] == "ok" and len(r["samples_us"]) == 3
-        assert r["us_median"] > 0 and r["gbps"] > 0 and r["pct_copy"] > 0
+        assert r["status"] == "ok" and len(r["samples_us"]) == 3 and r["timing"] == "span"
+        assert r["us_median"] == r["us_cold"] > 0 and r["us_hot"] > 0 and r["gbps"] > 0 and r["pct_copy"] > 0
+        assert r["check"] == "pass" and r["rel_err"] == 0  # bit-exact with the reference codec
+        assert r["host_us_per_call"] > 0 and r["host_calls"] == 5 and r["host_call"].startswith("qkgen.dequantize")
         assert r["bytes"] == 164_884 and r["byte_formula"].endswith("= 164884 B")
         assert math.isclose(r["gbps"], r["bytes"] / (r["us_median"] * 1e-6) / 1e9)
         assert r["sets"] == harness.rotation_sets(r["bytes"], l2) and r["covers_l2"]
@@ -162,7 +187,9 @@ def test_cpu_run_writes_json_and_markdown(tmp_path, capsys):
     assert all(k["cold_s"] > 0 and k["warm_s"] > 0 for k in ct["kernels"]) and ct["cache_files_written"] >= 2
     md = out_md.read_text()
     assert f"on {dev.name}" in md and "copy ceiling:" in md and "date (UTC)" in md
-    assert "| dequantize | nf4 | nested bs64 | bf16 | 256x256 |" in md and "= 164884 B" in md
+    assert "| nf4 | nested bs64 | bf16 | 256x256 | - | qkgen | `dequantize_nf4" in md and "= 164884 B" in md
+    assert "| device µs (hot) | device µs (cold) | % copy | host µs/call | check |" in md
+    assert "pass (exact)" in md and f"{dev.name} (opencl), {rep['date_utc']}: `{rep['command']}`" in md
     assert "cold s" in md
 
 
@@ -178,205 +205,12 @@ def test_plot_needs_matplotlib(tmp_path):
 
 def test_plot_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
-    row = dict(status="ok", format="nf4", variant="nested bs64", dtype="bf16", shape="64x64", gbps=1.0)
-    rep = {"rows": [dict(row, impl="qkgen"), dict(row, impl="bnb", gbps=0.5)], "copy_ceiling": {"gbps": 2.0},
-           "backend": "opencl", "device": {"name": "test"}}  # fmt: skip
+    row = dict(status="ok", format="nf4", variant="nested bs64", dtype="bf16", shape="64x64", pct_copy=50.0)
+    rows = [dict(row, impl="qkgen", m=m) for m in (1, 2, 4, 8)] + [dict(row, impl="bnb", m=1, pct_copy=20.0),
+                                                                dict(row, impl="qkgen", dtype="f16", m=1)]
+    rep = {"rows": rows, "copy_ceiling": {"gbps": 2.0}, "backend": "opencl", "device": {"name": "test"}}
     report.plot(rep, tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
-
-
-# --------------------------------------------------------------------------------------------
-# GEMV
-
-
-def test_gemv_byte_formulas():
-    w = np.random.default_rng(0).standard_normal((256, 512)).astype(np.float32)
-    qt = qkgen_impl.quantize_host(w, "nf4", blocksize=64, nested=True)
-    nbytes, formula = byte_counts.gemv_bytes(qt, 1, "bf16")
-    # codes N*K/2 + absmax_q (1 B per 64-block) + absmax2 (4 B per 256 blocks) + offset + x M*K*2 + y M*N*2
-    assert nbytes == 256 * 512 // 2 + 2048 + 8 * 4 + 4 + 512 * 2 + 256 * 2 == 69_156
-    assert formula.startswith("codes ceil(131072*4/8) B")
-    assert formula.endswith("x 1*512*2 B + y 1*256*2 B = 69156 B")
-    qt = qkgen_impl.quantize_host(w, "q4_0")
-    assert byte_counts.gemv_bytes(qt, 3, "f16")[0] == 4096 * 18 + 3 * 512 * 2 + 3 * 256 * 2
-    qt = qkgen_impl.quantize_host(w, "int4", scale_mode="row")
-    assert byte_counts.gemv_bytes(qt, 1, "f32")[0] == 256 * 512 // 2 + 256 * 4 + 512 * 4 + 256 * 4
-    nbytes, formula = byte_counts.dense_gemv_bytes(256, 512, 1, "bf16")
-    assert nbytes == 256 * 512 * 2 + 512 * 2 + 256 * 2 and formula.startswith("dense W 256*512*2 B")
-
-
-def test_gemv_registry_selection_and_options():
-    op = cases.CASES["gemv"]
-    assert isinstance(op, gemv_case.GemvBench)
-    assert op.default_shapes == "4096x4096,8192x8192,14336x4096,4096x14336"
-    sels = options.parse_formats(op.default_formats)
-    assert [(s.name, s.label) for s in sels] == [
-        ("nf4", "nested bs64"), ("nf4", "bs64"), ("fp4", "nested bs64"), ("q4_0", "-"), ("q4_1", "-"),
-        ("q5_0", "-"), ("q8_0", "-"), ("int4", "row"), ("blockwise8", "bs256"),
-    ]  # fmt: skip
-    sel = argparse.Namespace(formats=options.parse_formats("q4_0,nf4"), shapes=[(64, 48), (64, 64)],
-                             dtypes=["bf16"], m=3)  # fmt: skip
-    specs = op.specs(sel)  # q4_0 needs K a multiple of 32: 64x48 is skipped (and said so), nf4 is not
-    assert [(s.sel.name, s.shape, s.m) for s in specs] == [
-        ("q4_0", (64, 64), 3), ("nf4", (64, 48), 3), ("nf4", (64, 64), 3)]  # fmt: skip
-    assert op.skipped(sel) == ["q4_0 - 64x48: K = 48 is not a multiple of q4_0's block of 32"]
-    with pytest.raises(QKGenValueError):
-        op.specs(argparse.Namespace(formats=sels[:1], shapes=[(4, 4, 4)], dtypes=["bf16"], m=1))
-    with pytest.raises(QKGenValueError, match="--m: 9; allowed: 1..8"):
-        run_bench(["--op", "gemv", "--m", "9"])
-
-
-def test_gemv_check_fails_a_wrong_kernel():
-    w = np.random.default_rng(2).standard_normal((300, 64)).astype(np.float32)
-    x = gemv_case.gemv_x(0, 300, 64, 2, "bf16")
-    check = gemv_case.gemv_checker(x, w, "bf16")
-    y = (qkgen_impl.to_f32(x, "bf16").astype(np.float64) @ w.T.astype(np.float64)).astype(np.float32)
-    assert check(y.reshape(-1)) < 1e-6
-    y_bad = y.copy()
-    y_bad[:, ::7] *= 1.5  # a wrong kernel: every 7th output off by half
-    assert check(y_bad.reshape(-1)) > harness.CHECK_REL_TOL
-    y_nan = y.copy()
-    y_nan[1, -1] = np.nan
-    assert check(y_nan.reshape(-1)) == math.inf
-    # the harness turns a failed check into an error row without numbers
-    spec = cases.Spec("gemv", options.parse_formats("q8_0")[0], "bf16", (300, 64), m=2)
-    good = cases.Impl("qkgen", lambda: cases.TimedSet(run=lambda: 0.5, output=lambda: y), path="float",
-                      check=check)  # fmt: skip
-    bad = cases.Impl("qkgen int8dot", lambda: cases.TimedSet(run=lambda: 0.5, output=lambda: y_bad),
-                     path="int8dot", check=check)  # fmt: skip
-    ctx = argparse.Namespace(args=argparse.Namespace(iters=3, warmup=1, max_mem_gb=1.0), torch=None)
-    rows = harness.run_case(ctx, cases.Case(spec, 10**6, "f", [good, bad]), None, 1e6)
-    assert rows[0].status == "ok" and rows[0].check == "pass" and rows[0].us_median == 500.0
-    assert rows[0].path == "float" and rows[0].m == 2
-    assert rows[1].status == "error" and rows[1].check == "FAIL"
-    assert "correctness check failed" in rows[1].error
-    assert rows[1].us_median is None and rows[1].gbps is None and rows[1].samples_us == []
-
-
-def test_bnb_gemv_glue_matches_reference():
-    torch = pytest.importorskip("torch")
-    try:
-        import bitsandbytes as bnb
-        import bitsandbytes.functional as bnbf
-    except Exception as e:  # bitsandbytes without a usable backend here
-        pytest.skip(f"bitsandbytes: {e}")
-    w = np.random.default_rng(3).standard_normal((64, 256)).astype(np.float32)
-    for name, kw in [("nf4", {"nested": True}), ("nf4", {}), ("fp4", {"nested": True})]:
-        qt = qkgen_impl.quantize_host(w, name, **kw)
-        wd = qkgen_impl.dequantize_host(qt)
-        for dtype in ("bf16", "f16"):
-            for m in (1, 3):
-                x = gemv_case.gemv_x(0, 64, 256, m, dtype)
-                # matmul_4bit only: bnb's CPU gemv_4bit kernel wants its CPU-repacked weight layout
-                call, _keep = baselines.bnb_gemv_fn(bnb, bnbf, torch, qt, x, dtype, "cpu")
-                y = call()
-                assert tuple(y.shape) == (m, 64)
-                assert y.dtype == {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
-                err = gemv_case.gemv_checker(x, wd, dtype)(y.float().reshape(-1).numpy())
-                assert err < 5e-3, (name, kw, dtype, m, err)
-    with pytest.raises(QKGenValueError):
-        baselines.bnb_gemv_fn(bnb, bnbf, torch, qkgen_impl.quantize_host(w, "nf4"), gemv_case.gemv_x(0, 64, 256, 2, "f16"),
-                          "f16", "cpu", fn="gemv_4bit")  # fmt: skip
-
-
-def test_gemv_m3_case_on_cpu():
-    # M > 1 takes the mmax=8 kernels; a small L2 keeps the rotation short
-    info = _intel_cpu()
-    if info is None:
-        pytest.skip("needs Intel's CPU OpenCL runtime")
-    from qkgen.backends import open_device
-
-    dev = open_device("opencl", info.platform)
-    args = argparse.Namespace(seed=0, iters=2, warmup=1, max_mem_gb=1.0, no_bnb=True, device=info.platform)
-    ctx = cases.Context(dev, args)
-    spec = cases.Spec("gemv", options.parse_formats("q8_0")[0], "f16", (96, 128), m=3)
-    case = cases.CASES["gemv"].prepare(ctx, spec)
-    assert case.bytes == 96 * 128 // 32 * 34 + 3 * 128 * 2 + 3 * 96 * 2
-    assert case.render_kwargs["mmax"] == 8 and "mmax8" in case.impls[0].kernel
-    rows = harness.run_case(ctx, case, None, 2e5)
-    want = ["qkgen"] + (["qkgen int8dot"] if "q8_0" in qkgen_impl.int8dot_formats() else [])
-    assert [r.impl for r in rows] == want
-    for r in rows:
-        assert r.status == "ok" and r.m == 3 and r.check == "pass" and r.rel_err < harness.CHECK_REL_TOL
-        assert r.us_median > 0 and r.sets == harness.rotation_sets(r.bytes, 2e5)
-
-
-def test_cpu_gemv_run(tmp_path):
-    dev = _intel_cpu()
-    if dev is None:
-        pytest.skip("needs Intel's CPU OpenCL runtime")
-    out_json, out_md = tmp_path / "g.json", tmp_path / "g.md"
-    rc = run_bench(["--op", "gemv", "--backend", "opencl", "--device", dev.platform, "--shapes", "256x512",
-                    "--iters", "3", "--warmup", "1", "--formats", "nf4,q4_0", "--copy-mb", "16", "--no-progress",
-                    "--no-compile-times", "--json", str(out_json), "--markdown", str(out_md)])  # fmt: skip
-    assert rc == 0
-    rep = json.loads(out_json.read_text())
-    assert rep["settings"]["op"] == "gemv" and rep["settings"]["m"] == 1 and "--op gemv" in rep["command"]
-    assert "x (M * K * sizeof) + y (M * N * sizeof)" in rep["formulas"]["gemv"]
-    int8 = "q4_0" in qkgen_impl.int8dot_formats()
-    want = [("nf4", "nested bs64", "bf16", "qkgen", "float"), ("nf4", "nested bs64", "f16", "qkgen", "float")]
-    for dt in ("bf16", "f16"):
-        want.append(("q4_0", "-", dt, "qkgen", "float"))
-        if int8:
-            want.append(("q4_0", "-", dt, "qkgen int8dot", "int8dot"))
-    rows = rep["rows"]
-    assert [(r["format"], r["variant"], r["dtype"], r["impl"], r["path"]) for r in rows] == want
-    l2 = rep["settings"]["l2_bytes"]
-    for r in rows:
-        assert r["status"] == "ok" and r["shape"] == "256x512" and r["m"] == 1
-        assert len(r["samples_us"]) == 3
-        assert r["us_median"] > 0 and r["gbps"] > 0 and r["pct_copy"] > 0
-        assert math.isclose(r["gbps"], r["bytes"] / (r["us_median"] * 1e-6) / 1e9)
-        assert r["check"] == "pass" and 0 <= r["rel_err"] < harness.CHECK_REL_TOL
-        assert r["sets"] == harness.rotation_sets(r["bytes"], l2) and r["covers_l2"]
-        nf4 = r["format"] == "nf4"
-        assert r["bytes"] == (69_156 if nf4 else 4096 * 18 + 512 * 2 + 256 * 2)
-        assert r["byte_formula"].endswith(f"+ x 1*512*2 B + y 1*256*2 B = {r['bytes']} B")
-    md = out_md.read_text()
-    assert "| nf4 | nested bs64 | bf16 | 256x512 | 1 | qkgen | float | `gemv_nf4_nested_bs64_bf16_mmax1` |" \
-        in md
-    assert "- bytes, gemv: packed codes + statistics + x (M * K * sizeof)" in md and "= 69156 B" in md
-    if int8:
-        assert "| q4_0 | - | f16 | 256x512 | 1 | qkgen int8dot | int8dot |" in md
-
-
-def test_gemv_bnb_and_torch_rows_with_cpu_torch(monkeypatch):
-    # The CUDA-only rows, run through torch on the CPU: CPU timer instead of CUDA events.
-    torch = pytest.importorskip("torch")
-    try:
-        import bitsandbytes.functional as bnbf
-    except Exception as e:
-        pytest.skip(f"bitsandbytes: {e}")
-    info = _intel_cpu()
-    if info is None:
-        pytest.skip("needs Intel's CPU OpenCL runtime")
-    import time
-
-    from qkgen.backends import open_device
-
-    def cpu_timer(_torch, fn):
-        def run():
-            t0 = time.perf_counter()
-            fn()
-            return max((time.perf_counter() - t0) * 1e3, 1e-6)
-
-        return run
-
-    monkeypatch.setattr(baselines, "torch_event_timer", cpu_timer)
-    args = argparse.Namespace(seed=0, iters=2, warmup=0, max_mem_gb=1.0, no_bnb=False, device=info.platform)
-    ctx = cases.Context(open_device("opencl", info.platform), args)
-    ctx.torch, ctx.torch_device, ctx.bnb = torch, torch.device("cpu"), bnbf
-    for fmt, want in [("nf4", ["qkgen", "bnb", "torch"]), ("blockwise8", ["qkgen", "torch"])]:
-        spec = cases.Spec("gemv", options.parse_formats(fmt)[0], "bf16", (64, 256), m=3)  # M=3: no gemv_4bit row
-        case = cases.CASES["gemv"].prepare(ctx, spec)
-        rows = harness.run_case(ctx, case, None, 2e5)
-        assert [r.impl for r in rows] == want
-        for r in rows:
-            assert r.status == "ok" and r.check == "pass", (r.impl, r.error)
-        dense = rows[-1]
-        assert dense.bytes == 64 * 256 * 2 + 3 * 256 * 2 + 3 * 64 * 2 == dense.set_bytes
-        assert dense.byte_formula.startswith("dense W 64*256*2 B") and dense.kernel.startswith("torch.matmul")
-        assert rows[0].bytes == case.bytes != dense.bytes
 
 
 # --------------------------------------------------------------------------------------------

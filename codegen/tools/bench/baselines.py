@@ -1,5 +1,7 @@
 """Baselines beside qkgen: bitsandbytes (dequantize_4bit / dequantize_blockwise, matmul_4bit,
-gemv_4bit) and the dense torch product, on torch's CUDA device, timed with CUDA events.
+gemv_4bit) and the dense torch product, on torch's CUDA device. Their sets' launch() is the plain
+call, which the harness captures into CUDA graphs like qkgen's launches; the host column times the
+same public call back to back.
 
 Every set is fresh device copies of the same host data qkgen's rows use, so each row moves the
 same bytes; outputs come back as host float32 for the harness's comparison and checks.
@@ -17,6 +19,7 @@ from qkgen.errors import QKGenValueError
 from . import qkgen_impl
 from .cases import Context, Impl, TimedSet
 from .byte_counts import dense_gemv_bytes
+from .timing import HostCall
 
 NESTED_NOTE = "nested: bnb dequantizes absmax in a separate kernel first"
 
@@ -99,14 +102,23 @@ def bnb_gemv_fn(bnb, bnbf, torch, qt, x_host: np.ndarray, dtype: str, device,
 
 
 def _torch_set(torch, call: Callable[[], Any], keep: Any) -> TimedSet:
-    """A set whose run() times call() with CUDA events and whose output is its last result."""
+    """A set whose launch() is call() (captured into CUDA graphs as it is), whose run() times one
+    call with CUDA events, and whose output is the result of its latest eager call."""
     box: dict[str, Any] = {}
 
     def fn():
         box["out"] = call()
 
-    return TimedSet(run=torch_event_timer(torch, fn), keep=keep,
+    return TimedSet(run=torch_event_timer(torch, fn), keep=keep, launch=fn,
                     output=lambda: box["out"].float().reshape(-1).cpu().numpy())  # fmt: skip
+
+
+def torch_sync(torch) -> Callable[[], None]:
+    return torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+
+
+def _host_call(torch, call: Callable[[], Any], keep: Any, text: str) -> HostCall:
+    return HostCall(call, torch_sync(torch), text, keep=keep)
 
 
 def dequantize_impls(ctx: Context, qt, dtype: str) -> list[Impl]:
@@ -119,8 +131,11 @@ def dequantize_impls(ctx: Context, qt, dtype: str) -> list[Impl]:
     def bnb_set() -> TimedSet:
         return _torch_set(torch, *bnb_dequantize_fn(bnbf, torch, qt, dtype, tdev))
 
+    def host() -> HostCall:
+        return _host_call(torch, *bnb_dequantize_fn(bnbf, torch, qt, dtype, tdev), f"bitsandbytes.{fname}")
+
     note = NESTED_NOTE if qt.nested else ""
-    return [Impl("bnb", bnb_set, kernel=f"bitsandbytes.{fname}", note=note)]
+    return [Impl("bnb", bnb_set, kernel=f"bitsandbytes.{fname}", note=note, host=host)]
 
 
 def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
@@ -143,12 +158,17 @@ def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
             def bnb_set(fn=fn) -> TimedSet:
                 return _torch_set(torch, *bnb_gemv_fn(bnb, ctx.bnb, torch, qt, x, dtype, tdev, fn=fn))
 
+            def host(fn=fn) -> HostCall:
+                call, keep = bnb_gemv_fn(bnb, ctx.bnb, torch, qt, x, dtype, tdev, fn=fn)
+                return _host_call(torch, call, keep, "bitsandbytes.matmul_4bit" if fn == "matmul_4bit"
+                                  else "bitsandbytes.functional.gemv_4bit")
+
             if fn == "matmul_4bit":
                 kname, note = "bitsandbytes.matmul_4bit(x, W.t(), quant_state=state)", ""
             else:
                 kname = "bitsandbytes.functional.gemv_4bit(x, W, state=state)"
                 note = NESTED_NOTE if qt.nested else ""
-            impls.append(Impl(impl_name, bnb_set, kernel=kname, note=note, check=check))
+            impls.append(Impl(impl_name, bnb_set, kernel=kname, note=note, check=check, host=host))
     if torch is not None:
         dbytes, dformula = dense_gemv_bytes(n_out, k, m, dtype)
         tdt = torch_dtype(torch, dtype)
@@ -160,10 +180,16 @@ def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
                 base["x"] = torch.from_numpy(qkgen_impl.to_f32(x, dtype)).to(device=tdev, dtype=tdt)
             wd, xt = base["w"].clone(), base["x"].clone()
             y = torch.empty((m, n_out), dtype=tdt, device=tdev)
-            run = torch_event_timer(torch, lambda: torch.matmul(xt, wd.t(), out=y))
-            return TimedSet(run=run, output=lambda: y.float().reshape(-1).cpu().numpy(), keep=(wd, xt, y))
+            fn = lambda: torch.matmul(xt, wd.t(), out=y)  # noqa: E731
+            return TimedSet(run=torch_event_timer(torch, fn), output=lambda: y.float().reshape(-1).cpu().numpy(),
+                            keep=(wd, xt, y), launch=fn)  # fmt: skip
+
+        def host() -> HostCall:
+            s = torch_set()
+            wd, xt, _ = s.keep
+            return _host_call(torch, lambda: torch.matmul(xt, wd.t()), s.keep, "torch.matmul(x, Wd.t())")
 
         impls.append(Impl("torch", torch_set, kernel=f"torch.matmul(x, Wd.t()) dense {dtype}",
                           note=f"Wd: the dequantized W, dense {dtype}", bytes=dbytes, formula=dformula,
-                          check=check))  # fmt: skip
+                          check=check, host=host))  # fmt: skip
     return impls

@@ -20,8 +20,8 @@ Adding an op is one module with one class and one line::
 and an import of that module in this package's ``__init__``. ``dequantize_case`` is the worked
 example; ``gemv_case`` uses the optional parts: per-op default shapes/formats, ``skipped()``, an
 Impl's own ``bytes``/``formula`` (dense torch), ``path`` and ``check`` (output -> relative error
-vs a reference), ``Case.extra_kernels`` (more kernels for compile timing) and
-``markdown_table()`` (one table line per row instead of per case).
+vs a reference), ``Case.extra_kernels`` (more kernels for compile timing) and ``Impl.fixed``
+(a row measured elsewhere: llama.cpp's test-backend-ops).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import qkgen_impl
+from .timing import choose_method
 
 if TYPE_CHECKING:
     from .options import FormatSel
@@ -75,23 +76,30 @@ def default_specs(op: str, sel: argparse.Namespace) -> list[Spec]:
 
 @dataclass
 class TimedSet:
-    """One allocated input/output set: run() launches once and returns device milliseconds."""
+    """One allocated input/output set. launch() enqueues it once without waiting and returns its
+    launches' events (OpenCL/SYCL) or None (CUDA: captured into a graph); run() launches once
+    between two device events and returns milliseconds (the labelled fallback timer)."""
 
     run: Callable[[], float]
     output: Callable[[], np.ndarray] | None = None  # host f32 copy of the result (checks)
     keep: Any = None  # whatever must stay alive while the set is used
+    launch: Callable[[], Any] | None = None
 
 
 @dataclass
 class Impl:
     impl: str  # "qkgen", "bnb", ...
-    make_set: Callable[[], TimedSet]
+    make_set: Callable[[], TimedSet] | None
     kernel: str = ""  # kernel or function name, for the report
     note: str = ""
     path: str = ""  # gemv: the qkgen path ("float", "int8dot")
     bytes: int | None = None  # bytes one launch moves when they differ from the case's (dense torch)
     formula: str = ""  # ... and their formula
     check: Callable[[np.ndarray], float] | None = None  # output -> relative error vs a reference
+    host: Callable[[], Any] | None = None  # -> timing.HostCall: the public call of the host column
+    host_note: str = ""  # why there is no host column where host is None
+    fixed: Callable[[], dict] | None = None  # a row measured elsewhere (llama.cpp): -> its figures
+    dtype: str = ""  # the row's dtype where it is not the case's (llama.cpp: f32 activations)
 
 
 @dataclass
@@ -122,11 +130,6 @@ class BenchOp:
                 f"{fs.fmt.block}" for fs in sel.formats for s in sel.shapes
                 if fs.fmt.inline and math.prod(s) % fs.fmt.block]  # fmt: skip
 
-    def markdown_table(self, rows: list[dict]) -> tuple[list[str], list[str]] | None:
-        """(table lines, error lines) for the report, or None for the default table (one line per
-        case, one column group per implementation)."""
-        return None
-
     def prepare(self, ctx: Context, spec: Spec) -> Case:
         raise NotImplementedError
 
@@ -139,11 +142,19 @@ def register(op: BenchOp) -> BenchOp:
     return op
 
 
+# run options a Context fills in where a caller's args lack them (tests build small Namespaces)
+RUN_DEFAULTS = {"modes": ("cold", "hot"), "launches": 100, "host_calls": 200, "timing": "auto",
+                "llamacpp": None, "llamacpp_backend": None, "no_bnb": True}  # fmt: skip
+
+
 class Context:
-    """What cases draw on: the device, torch / bitsandbytes when present (CUDA), notes for the
-    report, and the host data quantized once per format and shape."""
+    """What cases draw on: the device, torch / bitsandbytes when present (CUDA), the run's timing
+    method, notes for the report, and the host data quantized once per format and shape."""
 
     def __init__(self, dev, args: argparse.Namespace):
+        for k, v in RUN_DEFAULTS.items():
+            if not hasattr(args, k):
+                setattr(args, k, v)
         self.dev = dev
         self.args = args
         self.notes: list[str] = []
@@ -153,10 +164,50 @@ class Context:
         self.torch = None
         self.torch_device = None
         self.bnb = None
+        self.llamacpp: dict = {}  # (type, m, n, k) -> result, and the cases that have shown one
         if dev.backend == "cuda":
             from .peers import find_torch
 
             self.torch, self.torch_device, self.bnb = find_torch(dev, args.no_bnb, self.notes)
+        self.timing, self.timing_note = choose_method(args.timing, dev.backend, self.torch_cuda)
+
+    @property
+    def torch_cuda(self) -> bool:
+        """torch drives this CUDA device: sets hold torch tensors, timing captures CUDA graphs."""
+        return self.dev.backend == "cuda" and self.torch is not None and self.torch.cuda.is_available()
+
+    def sync(self) -> None:
+        """Wait for everything enqueued on the device (qkgen's queue, and torch's streams)."""
+        self.dev.synchronize()
+        if self.torch is not None and self.torch.cuda.is_available():
+            self.torch.cuda.synchronize()
+
+    def native(self, host: np.ndarray, dtype: str | None = None) -> Any:
+        """A fresh device copy of a host array, as the public API takes device arrays: a torch CUDA
+        tensor (CUDA with torch; dtype "bf16": bfloat16 from uint16 bits), a pyopencl array, a SYCL
+        USM array; None where there is none (bf16 activations on OpenCL/SYCL, CUDA without torch)."""
+        host = np.ascontiguousarray(host)
+        if self.torch_cuda:
+            t = self.torch.from_numpy(host.view(np.int16) if dtype == "bf16" else host)
+            t = t.view(self.torch.bfloat16) if dtype == "bf16" else t
+            return t.to(self.torch_device, copy=True)
+        if dtype == "bf16" or self.dev.backend == "cuda":
+            return None
+        if self.dev.backend == "opencl":
+            import pyopencl.array as cla
+
+            return cla.to_device(self.dev.queue, host)
+        return self.dev.to_device(host)
+
+    def place(self, host: np.ndarray, dtype: str | None = None) -> Any:
+        """What a timed set binds: torch tensors on CUDA with torch (so launches go on torch's
+        stream and are captured), else the host array itself (binding uploads a fresh buffer)."""
+        return self.native(host, dtype) if self.torch_cuda else host
+
+    @property
+    def like(self) -> Any:
+        """An array outputs are allocated like (dev.empty(like=...)): a torch tensor on CUDA with torch."""
+        return self.torch.empty(0, device=self.torch_device) if self.torch_cuda else None
 
     def host_qtensor(self, spec: Spec):
         """The spec's data quantized on the host by the reference codec (bit-exact with

@@ -1,12 +1,14 @@
 """The GEMV case (`--op gemv`): y = x @ W.T, W [N, K] quantized (--shapes NxK), x [M, K] (--m).
 
 Rows per case: qkgen's float path (impl "qkgen", path "float"), qkgen's int8dot path for the GGUF
-formats that have one (impl "qkgen int8dot", path "int8dot"; its time is the sum of the
-quantize_q8_1 and gemv_int8dot launches, each timed with device events), and on CUDA with torch
-the baselines (bitsandbytes' 4-bit product for nf4/fp4, the dense torch product). Every set is
-fresh device copies of W (codes, statistics or dense), x and y. Every row's output is checked
-against the float64 product on sampled rows (CHECK_ROWS); a row over CHECK_REL_TOL is an error
-and posts no time.
+formats that have one (impl "qkgen int8dot", path "int8dot": quantize_q8_1 then gemv_int8dot, one
+set = both launches), on CUDA with torch the baselines (bitsandbytes' 4-bit product for nf4/fp4,
+the dense torch product), and with --llamacpp the llama.cpp row (test-backend-ops' MUL_MAT, hot).
+Every set is fresh device copies of W (codes, statistics or dense), x and y; on CUDA with torch
+they are torch tensors, so qkgen's launches go on torch's stream and are captured in CUDA graphs.
+Every row's output is checked against the float64 product on sampled rows (CHECK_ROWS); a row over
+harness.CHECK_REL_TOL is an error and posts no time. The host column times qkgen.gemv(qt, x) on
+device arrays (QTensor arrays and x as torch / pyopencl / USM arrays).
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ import numpy as np
 
 from qkgen.errors import QKGenValueError
 
-from . import baselines, qkgen_impl
+from . import baselines, llamacpp, qkgen_impl
 from .byte_counts import gemv_bytes
 from .cases import BenchOp, Case, Context, Impl, Spec, TimedSet, register
-from .harness import CHECK_REL_TOL
-from .report import fmt_num
+from .timing import HostCall
 
 GEMV_DEFAULT_SHAPES = "4096x4096,8192x8192,14336x4096,4096x14336"  # N x K
 GEMV_DEFAULT_FORMATS = "nf4:nested,nf4:plain,fp4:nested,q4_0,q4_1,q5_0,q8_0,int4:row,blockwise8"
@@ -70,9 +71,9 @@ class GemvBench(BenchOp):
         return ""
 
     def specs(self, sel: argparse.Namespace) -> list[Spec]:
-        m = getattr(sel, "m", 1)
+        ms = getattr(sel, "ms", None) or [getattr(sel, "m", 1)]
         return [Spec(self.name, fs, dtype, shape, m=m) for fs in sel.formats for shape in sel.shapes
-                if not self._why_skip(fs, shape) for dtype in sel.dtypes]  # fmt: skip
+                if not self._why_skip(fs, shape) for m in ms for dtype in sel.dtypes]  # fmt: skip
 
     def skipped(self, sel: argparse.Namespace) -> list[str]:
         return [f"{fs.name} {fs.label} {'x'.join(map(str, s))}: {why}"
@@ -97,56 +98,80 @@ class GemvBench(BenchOp):
 
         def bound_set(kernel) -> Callable[[], TimedSet]:
             def make() -> TimedSet:
-                y_buf, y = dev.empty(m * n_out, dtype)
-                launches = kernel.bind(y_buf)
-                return TimedSet(run=launches.time_ms, output=y_output(y), keep=(launches, y_buf, y))
+                y_buf, y = dev.empty(m * n_out, dtype, like=ctx.like)
+                extra = {"like": ctx.like} if isinstance(kernel, qkgen_impl.GemvInt8dot) else {}
+                launches = kernel.bind(y_buf, ctx.place, **extra)
+                return TimedSet(run=launches.time_ms, output=y_output(y), keep=(launches, y_buf, y),
+                                launch=launches.launch)  # fmt: skip
 
             return make
 
-        impls = [Impl("qkgen", bound_set(float_kernel), kernel=float_kernel.name, path="float", check=check)]
+        host, host_note = self._host(ctx, qt, x, dtype)
+        impls = [Impl("qkgen", bound_set(float_kernel), kernel=float_kernel.name, path="float", check=check,
+                      host=host("float"), host_note=host_note)]  # fmt: skip
         extra: list[dict] = []
         if qkgen_impl.GemvInt8dot.applies(qt, k):
             i8 = qkgen_impl.GemvInt8dot(dev, qt, x, dtype)
             note = (f"time = quantize_q8_1 + gemv_int8dot launches; the q8_1 copy of x ({i8.xq_bytes} B "
                     "written and read) is not counted")  # fmt: skip
             impls.append(Impl("qkgen int8dot", bound_set(i8), kernel=i8.name, path="int8dot", note=note,
-                              check=check))  # fmt: skip
+                              check=check, host=host("int8dot"), host_note=host_note))  # fmt: skip
             extra += i8.kernels
         elif qt.format.inline and not qkgen_impl.int8dot_formats():
             ctx.note_once("qkgen's int8dot path is not in this build (no quantize_q8_1 / gemv_int8dot "
                           "kernels): no int8dot rows")  # fmt: skip
         impls += baselines.gemv_impls(ctx, qt, x, w, dtype, check)
+        impls += llamacpp_impls(ctx, qt, spec)
         return Case(spec, nbytes, formula, impls, render_kwargs=float_kernel.render_kwargs,
                     kernel_sha=float_kernel.sha, extra_kernels=extra)  # fmt: skip
 
-    def markdown_table(self, rows: list[dict]) -> tuple[list[str], list[str]]:
-        head = ["format", "variant", "dtype", "N x K", "M", "impl", "path", "kernel", "MB moved", "sets",
-                "µs", "GB/s", "% copy", "check (rel err)", "time / qkgen float"]  # fmt: skip
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        errors: list[str] = []
-        qk = {(r["format"], r["variant"], r["dtype"], r["shape"]): r for r in rows
-              if r["impl"] == "qkgen" and r["status"] == "ok"}  # fmt: skip
-        for r in rows:
-            key = (r["format"], r["variant"], r["dtype"], r["shape"])
-            chk = "-" if r["rel_err"] is None else f"{r['check']} ({r['rel_err']:.2g})"
-            if r["status"] == "ok":
-                q = qk.get(key)
-                sp = (f"{r['us_median'] / q['us_median']:.2f}x" if q is not None and r["impl"] != "qkgen"
-                      else "-")  # fmt: skip
-                nums = [fmt_num(r["us_median"], ".1f"), fmt_num(r["gbps"], ".1f"),
-                        fmt_num(r["pct_copy"], ".1f"), chk, sp]  # fmt: skip
-            else:
-                errors.append(f"{r['impl']} {r['format']} {r['variant']} {r['dtype']} {r['shape']}: "
-                              f"{r['error']}")  # fmt: skip
-                nums = ["error", "-", "-", chk, "-"]
-            kernel = f"`{r['kernel']}`" if r["kernel"] else "-"
-            cells = [*key[:4], "-" if r["m"] is None else str(r["m"]), r["impl"], r["path"] or "-", kernel,
-                     f"{r['bytes'] / 1e6:.2f}", str(r["sets"] or "-"), *nums]  # fmt: skip
-            lines.append("| " + " | ".join(cells) + " |")
-        lines += ["", "time / qkgen float = the row's µs over the qkgen float row's µs (> 1: qkgen float "
-                      f"is faster); check = ||y - y_ref|| / ||y_ref|| on up to {CHECK_ROWS} rows of y, y_ref "
-                      f"the float64 product of x and the dequantized W; allowed < {CHECK_REL_TOL:g}."]
-        return lines, errors
+    @staticmethod
+    def _host(ctx: Context, qt, x: np.ndarray, dtype: str):
+        """(path -> factory of the host column's public call qkgen.gemv(qt, x) on device arrays, or
+        None; why there is none)."""
+        probe = ctx.native(x[:1], dtype)
+        if probe is None:
+            why = ("bf16 activations cannot be passed to qkgen.gemv as an OpenCL/SYCL device array"
+                   if dtype == "bf16" and ctx.dev.backend != "cuda" else "no device arrays (CUDA without torch)")
+            return (lambda path: None), why
+        del probe
+
+        def factory(path: str):
+            def make() -> HostCall:
+                qt_dev = qkgen_impl.native_qtensor(qt, ctx.native)
+                x_dev = ctx.native(x, dtype)
+                call = qkgen_impl.gemv_call(qt_dev, x_dev, path, ctx.dev.backend, ctx.args.device)
+                return HostCall(call, ctx.sync, f"qkgen.gemv(qt, x, path={path!r}) on device arrays",
+                                keep=(qt_dev, x_dev))  # fmt: skip
+
+            return make
+
+        return factory, ""
+
+
+def llamacpp_impls(ctx: Context, qt, spec: Spec) -> list[Impl]:
+    """The llama.cpp row of (format, N x K, M) with --llamacpp: once per run, beside the first dtype's
+    case; its activations are f32 (test-backend-ops' type_b=f32)."""
+    a = ctx.args
+    type_a = qkgen_impl.ggml_type(qt.format)
+    if not a.llamacpp or type_a is None:
+        return []
+    n_out, k = spec.shape
+    m = spec.m or 1
+    key = (type_a, n_out, m, k)
+    if ("shown", key) in ctx.llamacpp:
+        return []
+    ctx.llamacpp[("shown", key)] = True
+    backend = a.llamacpp_backend or llamacpp.default_backend(ctx.dev.backend, ctx.dev.info.index)
+
+    def fixed() -> dict:  # run by the harness, so a failure is the llama.cpp row's error alone
+        if key not in ctx.llamacpp:
+            ctx.llamacpp[key] = llamacpp.run(a.llamacpp, backend, type_a, n_out, m, k)
+        return ctx.llamacpp[key]
+
+    nbytes, formula = gemv_bytes(qt, m, "f32")
+    kernel = f"test-backend-ops MUL_MAT({llamacpp.params_prefix(type_a, n_out, m, k)}...)"
+    return [Impl("llama.cpp", None, kernel=kernel, bytes=nbytes, formula=formula, fixed=fixed, dtype="f32")]
 
 
 register(GemvBench())

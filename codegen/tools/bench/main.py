@@ -1,5 +1,5 @@
-"""`qkgen bench`: time generated kernels with device events, next to bitsandbytes, dense torch and
-the copy ceiling. main() ties the parts together: options, cases, harness, compile times, report."""
+"""`qkgen bench`: time generated kernels, next to bitsandbytes, dense torch, llama.cpp and the
+copy ceiling, every implementation the same way (CUDA-graph replay / event spans, hot and cold). main() ties the parts together: options, cases, harness, compile times, report."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from . import report
+from . import report, timing
 from .cases import CASES, Context
 from .harness import L2_FACTOR, Row, copy_ceiling, device_l2_bytes, run_case
 from .options import check_writable, parse_dtypes, parse_formats, parse_shapes, validate
@@ -68,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
         if path:
             check_writable(path, opt)  # before the run, not after it
     ctx = Context(dev, args)
+    _status(f"device timing: {timing.LABELS[ctx.timing]}" + (f" ({ctx.timing_note})" if ctx.timing_note else ""))
     specs = op.specs(args)
     skipped = op.skipped(args)
     detected_l2 = device_l2_bytes(dev)
@@ -100,7 +101,11 @@ def main(args: argparse.Namespace) -> int:
         "settings": {"op": args.op, "iters": args.iters, "warmup": args.warmup, "l2_bytes": l2_bytes,
                      "l2_bytes_device": detected_l2, "l2_factor": L2_FACTOR, "max_mem_gb": args.max_mem_gb,
                      "seed": args.seed, "shapes": args.shapes_text, "formats": args.formats_text,
-                     "dtypes": args.dtypes_text, **({"m": args.m} if args.op == "gemv" else {})},  # fmt: skip
+                     "dtypes": args.dtypes_text, "modes": list(args.modes), "timing": ctx.timing,
+                     "timing_label": timing.LABELS[ctx.timing], "timing_note": ctx.timing_note,
+                     "launches": args.launches, "host_calls": args.host_calls,
+                     "host_warmup": timing.HOST_WARMUP, "llamacpp": args.llamacpp,
+                     **({"m": args.ms} if args.op == "gemv" else {})},  # fmt: skip
         "formulas": {op.name: op.formula},
         "notes": ctx.notes,
         "skipped": skipped,

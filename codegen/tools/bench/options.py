@@ -15,6 +15,7 @@ from qkgen.errors import QKGenValueError
 from . import qkgen_impl
 from .cases import CASES, DEFAULT_DTYPES
 from .harness import L2_DEFAULT_MB
+from .llamacpp import check_binary
 
 
 
@@ -108,10 +109,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "nested), tensor|row|group (int formats, default row); SIZE the block size, or the "
                         "group size of the group variant (default: the format table's). Default: "
                         + "; ".join(f"{o} {CASES[o].default_formats}" for o in ops))
-    p.add_argument("--m", type=int, default=1, help=f"gemv: rows of x, 1..{max_m} (1)")
+    p.add_argument("--m", default="1", help=f"gemv: rows of x, 1..{max_m}; a comma-separated list runs each (1)")
     p.add_argument("--dtypes", default=DEFAULT_DTYPES, help=f"output dtypes (default {DEFAULT_DTYPES})")
-    p.add_argument("--iters", type=int, default=50, help="timed launches per row, median reported (50)")
-    p.add_argument("--warmup", type=int, default=5, help="warm-up launches after every set ran once (5)")
+    p.add_argument("--iters", type=int, default=50, help="timed samples per row and mode, median reported (50)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed samples after every set ran once (5)")
+    p.add_argument("--hot", action="store_true", help="time hot: every launch on one set (default: hot and cold)")
+    p.add_argument("--cold", action="store_true",
+                   help="time cold: launches rotate over sets > 4x L2 (default: hot and cold)")
+    p.add_argument("--timing", default="auto", choices=("auto", "graph", "span", "events"),
+                   help="device timing: auto = CUDA-graph replay on CUDA with torch, events around back-to-back "
+                        "launches on OpenCL/SYCL; events = one launch between two events (the old way)")
+    p.add_argument("--launches", type=int, default=100,
+                   help="launches per sample (per graph / event span); cold: a whole number of passes over "
+                        "the sets (100)")
+    p.add_argument("--host-calls", type=int, default=200,
+                   help="back-to-back public calls the host µs/call column times; 0: no host column (200)")
+    p.add_argument("--llamacpp", metavar="PATH",
+                   help="llama.cpp's test-backend-ops binary: adds llama.cpp rows (MUL_MAT, hot) to gemv")
+    p.add_argument("--llamacpp-backend", metavar="NAME",
+                   help="ggml backend for --llamacpp (default CUDA<device index>, SYCL<index> or OpenCL)")
     p.add_argument("--l2-mb", type=float, default=L2_DEFAULT_MB,
                    help=f"L2 MB for the rotation rule; the device's own wins if larger ({L2_DEFAULT_MB:g})")
     p.add_argument("--max-mem-gb", type=float, default=4.0, help="cap on the rotated sets' memory, GiB (4)")
@@ -121,7 +137,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time cold and warm compiles of the run's kernels in fresh processes (on)")
     p.add_argument("--json", help="JSON output (default bench-out/bench-<backend>.json)")
     p.add_argument("--markdown", help="markdown output (default bench-out/bench-<backend>.md)")
-    p.add_argument("--plot", help="also write a PNG bar chart of GB/s vs the copy ceiling (matplotlib)")
+    p.add_argument("--plot", help="also write a PNG chart of %% of the copy ceiling per format and M (matplotlib)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights (0)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (there is none anyway when stderr is not a terminal)")
@@ -140,9 +156,31 @@ def validate(args: argparse.Namespace) -> None:
             raise QKGenValueError(f"{opt}: {v}; allowed: a positive finite number")
     if args.op not in CASES:
         raise QKGenValueError(f"--op: {args.op!r}; allowed: {', '.join(sorted(CASES))}")
+    args.ms = parse_ms(str(getattr(args, "m", 1)))
+    if args.launches < 1:
+        raise QKGenValueError(f"--launches: {args.launches}; allowed: 1 or more")
+    if args.host_calls < 0:
+        raise QKGenValueError(f"--host-calls: {args.host_calls}; allowed: 0 (no host column) or more")
+    args.modes = tuple(m for m in ("cold", "hot") if getattr(args, m, False)) or ("cold", "hot")
+    if args.llamacpp:
+        if args.op != "gemv":
+            raise QKGenValueError("--llamacpp: llama.cpp rows are MUL_MAT rows; allowed with --op gemv")
+        args.llamacpp = check_binary(args.llamacpp)
+    elif args.llamacpp_backend:
+        raise QKGenValueError("--llamacpp-backend: needs --llamacpp PATH")
+
+
+def parse_ms(text: str) -> list[int]:
+    """--m: comma-separated rows of x, each 1..max_m, no repeats."""
     max_m = qkgen_impl.max_m()
-    if not 1 <= getattr(args, "m", 1) <= max_m:
-        raise QKGenValueError(f"--m: {args.m}; allowed: 1..{max_m}")
+    out: list[int] = []
+    for tok in filter(None, (t.strip() for t in text.split(","))):
+        if not tok.isdigit() or not 1 <= int(tok) <= max_m or int(tok) in out:
+            raise QKGenValueError(f"--m: {text}; allowed: 1..{max_m}, or a comma-separated list of them")
+        out.append(int(tok))
+    if not out:
+        raise QKGenValueError(f"--m: {text!r}; allowed: 1..{max_m}, or a comma-separated list of them")
+    return out
 
 
 def check_writable(path: str | Path, option: str) -> None:

@@ -97,6 +97,14 @@ class Launches:
     def time_ms(self) -> float:
         return sum(self.dev.time_ms(k, a, g, lo) for k, a, g, lo in self.steps)
 
+    def launch(self) -> list:
+        """Enqueue the launches without waiting; their events (OpenCL/SYCL; CUDA: None each)."""
+        return [self.dev.launch(k, a, g, lo) for k, a, g, lo in self.steps]
+
+
+def _host(host: np.ndarray, dtype: str | None = None) -> np.ndarray:
+    return host
+
 
 def _kwargs(op: str, fmt: str, qt, dtype: str, **more) -> dict:
     """render() keywords of a kernel, so a fresh process can render (and compile) the same source."""
@@ -120,10 +128,13 @@ class Dequantize:
         self.name, self.sha = self._plan.ks.name, self._plan.ks.sha
         self.render_kwargs = _kwargs("dequantize", qt.format.name, qt, dtype)
 
-    def bind(self, out_buf) -> Launches:
+    def bind(self, out_buf, place=_host) -> Launches:
+        """One set: the weight's arrays through place(host array) (device copies, or the host
+        arrays themselves, which binding uploads fresh) and the output buffer out_buf."""
         arrays, sizes = api.weight_values(self.qt)
+        arrays = {k: place(v) for k, v in arrays.items()}
         step = _step(self._plan, {**arrays, "out": out_buf}, sizes)
-        return Launches(self.dev, [step], keep=step[1])
+        return Launches(self.dev, [step], keep=(step[1], arrays))
 
 
 class GemvFloat:
@@ -131,15 +142,17 @@ class GemvFloat:
 
     def __init__(self, dev, qt, x: np.ndarray, dtype: str, device: Any):
         (self._plan,), self._sizes = api.gemv_plans(qt, x, "float", dev.backend, device)
-        self.dev, self.qt, self.x = dev, qt, x
+        self.dev, self.qt, self.x, self.dtype = dev, qt, x, dtype
         self.shape = (self._sizes["N"], self._sizes["K"], self._sizes["M"])
         self.name, self.sha = self._plan.ks.name, self._plan.ks.sha
         self.render_kwargs = _kwargs("gemv", qt.format.name, qt, dtype, mmax=self._plan.ks.param("mmax"))
 
-    def bind(self, y_buf) -> Launches:
+    def bind(self, y_buf, place=_host) -> Launches:
         arrays, _ = api.weight_values(self.qt)
-        step = _step(self._plan, {**arrays, "x": self.x, "y": y_buf}, self._sizes)
-        return Launches(self.dev, [step], keep=step[1])
+        arrays = {k: place(v) for k, v in arrays.items()}
+        x = place(self.x, self.dtype)
+        step = _step(self._plan, {**arrays, "x": x, "y": y_buf}, self._sizes)
+        return Launches(self.dev, [step], keep=(step[1], arrays, x))
 
 
 class GemvInt8dot:
@@ -147,7 +160,7 @@ class GemvInt8dot:
 
     def __init__(self, dev, qt, x: np.ndarray, dtype: str):
         (self._quant, self._gemv), self._sizes = api.gemv_plans(qt, x, "int8dot", dev.backend, dev.info.index)
-        self.dev, self.qt, self.x = dev, qt, x
+        self.dev, self.qt, self.x, self.dtype = dev, qt, x, dtype
         self.shape = (self._sizes["N"], self._sizes["K"], self._sizes["M"])
         act = int8dot_act()
         self.xq_bytes = self._sizes["nblocks"] * act.block_bytes
@@ -161,13 +174,41 @@ class GemvInt8dot:
         """True when qt's format has an int8dot path and K is whole q8_1 blocks."""
         return qt.format.name in int8dot_formats() and k % int8dot_act().block == 0
 
-    def bind(self, y_buf) -> Launches:
+    def bind(self, y_buf, place=_host, like=None) -> Launches:
         dev = self.dev
-        xq_buf, xq = dev.empty(self.xq_bytes, "u8")
+        xq_buf, xq = dev.empty(self.xq_bytes, "u8", like=like)
         arrays, _ = api.weight_values(self.qt)
-        q = _step(self._quant, {"x": self.x, "xq": xq_buf}, self._sizes)
+        arrays = {k: place(v) for k, v in arrays.items()}
+        x = place(self.x, self.dtype)
+        q = _step(self._quant, {"x": x, "xq": xq_buf}, self._sizes)
         g = _step(self._gemv, {**arrays, "xq": ready(xq_buf), "y": y_buf}, self._sizes)
-        return Launches(dev, [q, g], keep=(q[1], g[1], xq_buf, xq))
+        return Launches(dev, [q, g], keep=(q[1], g[1], xq_buf, xq, arrays, x))
+
+
+# ---- the public calls the host column times ----
+
+
+def native_qtensor(qt, native):
+    """qt with every array replaced by native(host array) (device copies for the public API)."""
+    return qt.with_arrays(**{k: native(v) for k, v in qt.arrays().items()})
+
+
+def gemv_call(qt_dev, x_dev, path: str, backend: str, device: Any):
+    """() -> qkgen.gemv(qt_dev, x_dev, path=...), the public call on device arrays."""
+    return lambda: api.gemv(qt_dev, x_dev, path=path, backend=backend, device=device)
+
+
+def dequantize_call(qt_dev, dtype: str, backend: str, device: Any):
+    """() -> qkgen.dequantize(qt_dev, dtype), the public call on device arrays."""
+    return lambda: api.dequantize(qt_dev, dtype, backend=backend, device=device)
+
+
+def ggml_type(fmt) -> str | None:
+    """ggml's type name of a GGUF format row (q4_0 -> "q4_0": qkgen uses ggml's names), None for
+    other formats."""
+    from ...formats import family_of
+
+    return fmt.name if getattr(family_of(fmt), "name", "") == "gguf" else None
 
 
 def render_kernel(dev, kwargs: dict):

@@ -181,8 +181,8 @@ def gemv_impls(ctx: Context, qt, x: np.ndarray, w: np.ndarray, dtype: str,
             wd, xt = base["w"].clone(), base["x"].clone()
             y = torch.empty((m, n_out), dtype=tdt, device=tdev)
             fn = lambda: torch.matmul(xt, wd.t(), out=y)  # noqa: E731
-            return TimedSet(run=torch_event_timer(torch, fn), output=lambda: y.float().reshape(-1).cpu().numpy(),
-                            keep=(wd, xt, y), launch=fn)  # fmt: skip
+            out = lambda: y.float().reshape(-1).cpu().numpy()  # noqa: E731
+            return TimedSet(run=torch_event_timer(torch, fn), output=out, keep=(wd, xt, y), launch=fn)
 
         def host() -> HostCall:
             s = torch_set()

@@ -131,8 +131,9 @@ class GemvBench(BenchOp):
         None; why there is none)."""
         probe = ctx.native(x[:1], dtype)
         if probe is None:
-            why = ("bf16 activations cannot be passed to qkgen.gemv as an OpenCL/SYCL device array"
-                   if dtype == "bf16" and ctx.dev.backend != "cuda" else "no device arrays (CUDA without torch)")
+            why = "no device arrays (CUDA without torch)"
+            if dtype == "bf16" and ctx.dev.backend != "cuda":
+                why = "bf16 activations cannot be passed to qkgen.gemv as an OpenCL/SYCL device array"
             return (lambda path: None), why
         del probe
 

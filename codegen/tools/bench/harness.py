@@ -152,7 +152,7 @@ def measure(ctx: Context, impl: Impl, bytes_per_set: int, l2_bytes: float, max_b
         s.launch() if s.launch is not None else s.run()
     ctx.sync()
     out = np.asarray(sets[0].output()).reshape(-1) if sets[0].output is not None else None
-    samples = {mode: _time_mode(ctx, ctx.timing, sets if mode == "cold" else sets[:1], mode) for mode in a.modes}
+    samples = {m: _time_mode(ctx, ctx.timing, sets if m == "cold" else sets[:1], m) for m in a.modes}
     del sets
     res = Measured(samples, nsets, out)
     if impl.host is not None and a.host_calls > 0:

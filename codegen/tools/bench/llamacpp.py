@@ -25,9 +25,11 @@ from pathlib import Path
 
 from qkgen.errors import QKGenError, QKGenValueError
 
-TIMING = "test-backend-ops perf: wall time of a ggml graph of n_runs MUL_MAT nodes on one set of buffers / n_runs"
+TIMING = ("test-backend-ops perf: wall time of a ggml graph of n_runs MUL_MAT nodes on one set of buffers "
+          "/ n_runs")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-PERF_LINE = re.compile(r"^\s*(?P<op>[A-Z0-9_]+)\((?P<params>.*)\):\s+(?P<runs>\d+) runs - \s*(?P<us>[0-9.]+) us/run")
+PERF_LINE = re.compile(r"^\s*(?P<op>[A-Z0-9_]+)\((?P<params>.*)\):\s+(?P<runs>\d+) runs - "
+                       r"\s*(?P<us>[0-9.]+) us/run")
 UNSUPPORTED = re.compile(r"^\s*(?P<op>[A-Z0-9_]+)\((?P<params>.*)\):\s+not supported")
 DEVICE_LINE = re.compile(r"^\s*Device description:\s*(?P<desc>.+?)\s*$")
 TIMEOUT_S = 300
@@ -84,8 +86,8 @@ def check_binary(path: str) -> str:
     """The path of an executable test-backend-ops (--llamacpp), or a QKGenValueError."""
     p = Path(path)
     if not p.is_file() or not os.access(p, os.X_OK):
-        raise QKGenValueError(f"--llamacpp: {path} is not an executable file; allowed: the path of llama.cpp's "
-                              "test-backend-ops binary (built from ggml's tests/test-backend-ops.cpp)")  # fmt: skip
+        raise QKGenValueError(f"--llamacpp: {path} is not an executable file; allowed: the path of "
+                              "llama.cpp's test-backend-ops binary (ggml's tests/test-backend-ops.cpp)")
     return str(p)
 
 

@@ -1,5 +1,6 @@
 """`qkgen bench`: time generated kernels, next to bitsandbytes, dense torch, llama.cpp and the
-copy ceiling, every implementation the same way (CUDA-graph replay / event spans, hot and cold). main() ties the parts together: options, cases, harness, compile times, report."""
+copy ceiling, every implementation the same way (CUDA-graph replay / event spans, hot and cold).
+main() ties the parts together: options, cases, harness, compile times, report."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def main(args: argparse.Namespace) -> int:
         if path:
             check_writable(path, opt)  # before the run, not after it
     ctx = Context(dev, args)
-    _status(f"device timing: {timing.LABELS[ctx.timing]}" + (f" ({ctx.timing_note})" if ctx.timing_note else ""))
+    why = f" ({ctx.timing_note})" if ctx.timing_note else ""
+    _status(f"device timing: {timing.LABELS[ctx.timing]}{why}")
     specs = op.specs(args)
     skipped = op.skipped(args)
     detected_l2 = device_l2_bytes(dev)

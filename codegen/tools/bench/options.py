@@ -109,16 +109,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "nested), tensor|row|group (int formats, default row); SIZE the block size, or the "
                         "group size of the group variant (default: the format table's). Default: "
                         + "; ".join(f"{o} {CASES[o].default_formats}" for o in ops))
-    p.add_argument("--m", default="1", help=f"gemv: rows of x, 1..{max_m}; a comma-separated list runs each (1)")
+    p.add_argument("--m", default="1", help=f"gemv: rows of x, 1..{max_m}; a comma-separated list runs each")
     p.add_argument("--dtypes", default=DEFAULT_DTYPES, help=f"output dtypes (default {DEFAULT_DTYPES})")
-    p.add_argument("--iters", type=int, default=50, help="timed samples per row and mode, median reported (50)")
+    p.add_argument("--iters", type=int, default=50, help="timed samples per row and mode, median reported")
     p.add_argument("--warmup", type=int, default=5, help="untimed samples after every set ran once (5)")
-    p.add_argument("--hot", action="store_true", help="time hot: every launch on one set (default: hot and cold)")
+    p.add_argument("--hot", action="store_true", help="time hot: every launch on one set (default: both)")
     p.add_argument("--cold", action="store_true",
                    help="time cold: launches rotate over sets > 4x L2 (default: hot and cold)")
     p.add_argument("--timing", default="auto", choices=("auto", "graph", "span", "events"),
-                   help="device timing: auto = CUDA-graph replay on CUDA with torch, events around back-to-back "
-                        "launches on OpenCL/SYCL; events = one launch between two events (the old way)")
+                   help="device timing: auto = CUDA-graph replay on CUDA with torch, events around "
+                        "back-to-back launches on OpenCL/SYCL; events = one launch between two events")
     p.add_argument("--launches", type=int, default=100,
                    help="launches per sample (per graph / event span); cold: a whole number of passes over "
                         "the sets (100)")
@@ -137,7 +137,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time cold and warm compiles of the run's kernels in fresh processes (on)")
     p.add_argument("--json", help="JSON output (default bench-out/bench-<backend>.json)")
     p.add_argument("--markdown", help="markdown output (default bench-out/bench-<backend>.md)")
-    p.add_argument("--plot", help="also write a PNG chart of %% of the copy ceiling per format and M (matplotlib)")
+    p.add_argument("--plot", help="also write a PNG chart of %% of copy per format and M (matplotlib)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random weights (0)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar (there is none anyway when stderr is not a terminal)")

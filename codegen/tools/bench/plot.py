@@ -48,8 +48,9 @@ def plot(report: dict, path: Path) -> None:
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     c = report["copy_ceiling"].get("gbps")
-    fig.suptitle(f"qkgen bench: {report['backend']} on {report['device']['name']}; % of copy "
-                 f"({f'{c:.0f} GB/s' if c else 'no ceiling'}), cold (hot where only hot)", fontsize=9)  # fmt: skip
+    ceiling = f"{c:.0f} GB/s" if c else "no ceiling"
+    fig.suptitle(f"qkgen bench: {report['backend']} on {report['device']['name']}; % of copy ({ceiling}), "
+                 "cold (hot where only hot)", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -1,8 +1,10 @@
 """The one place bench calls into qkgen's library: the runtime that prepares and launches kernels,
 the renderer (compile timing), the format table and the reference codec.
 
-Every import of them is made here: when their paths or calls change, only this file does. The rest of bench sees a few plain objects: a kernel's name, source hash and render keywords,
-and `Launches`, whose time_ms() runs one set once between device events.
+Every import of them is made here: when their paths or calls change, only this file does. The
+rest of bench sees a few plain objects: a kernel's name, source hash and render keywords;
+`Launches`, whose launch() enqueues one set and time_ms() runs it once between device events; and
+the public calls (qkgen.gemv / qkgen.dequantize) the host column times.
 """
 
 from __future__ import annotations

@@ -83,11 +83,11 @@ def _header(report: dict) -> list[str]:
         f"- device time: {s.get('timing_label', s.get('timing', '-'))}{note}; N = {s.get('launches', '-')} "
         f"launches per sample (cold: a whole number of passes over the sets); median of {s['iters']} samples "
         f"after every set ran once and {s['warmup']} untimed samples",
-        f"- modes: {', '.join(modes)}; cold = the launches rotate over ceil({L2_FACTOR} * L2 / bytes per set) + 1 "
-        f"sets (L2 = {s['l2_bytes'] / 1e6:.0f} MB, at most {s['max_mem_gb']} GiB of sets); hot = every launch on "
-        "one set (how llama.cpp's test-backend-ops times)",
-        f"- host µs/call: wall time of {s.get('host_calls', '-')} back-to-back public calls on device arrays "
-        f"(after {s.get('host_warmup', '-')} untimed), synchronized once at the end, / the count",
+        f"- modes: {', '.join(modes)}; cold = the launches rotate over ceil({L2_FACTOR} * L2 / bytes per "
+        f"set) + 1 sets (L2 = {s['l2_bytes'] / 1e6:.0f} MB, at most {s['max_mem_gb']} GiB of sets); hot = every "
+        "launch on one set (how llama.cpp's test-backend-ops times)",
+        f"- host µs/call: wall time of {s.get('host_calls', '-')} back-to-back public calls on device "
+        f"arrays (after {s.get('host_warmup', '-')} untimed), synchronized once at the end, / the count",
     ]  # fmt: skip
     for op, formula in report["formulas"].items():
         lines.append(f"- bytes, {op}: {formula}; GB/s = bytes / median time; % copy = GB/s of the cold time "

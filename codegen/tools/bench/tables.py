@@ -7,10 +7,11 @@ from .harness import CHECK_REL_TOL
 
 HEAD = ["format", "variant", "dtype", "shape", "M", "impl", "kernel", "MB moved", "sets",
         "device µs (hot)", "device µs (cold)", "% copy", "host µs/call", "check", "vs qkgen"]  # fmt: skip
-FOOT = ("vs qkgen: the row's time over qkgen's in the same mode (> 1: qkgen is faster); baselines and qkgen "
-        "int8dot over the case's qkgen float row, llama.cpp (hot, x f32) over the fastest hot qkgen row of its "
-        "format, shape and M (any path or dtype), named in the cell. check: relative error vs the reference "
-        "(gemv: the float64 product on sampled rows; dequantize: the reference codec; exact = bit-equal), "
+FOOT = ("vs qkgen: the row's time over qkgen's in the same mode (> 1: qkgen is faster); baselines "
+        "and qkgen int8dot over the case's qkgen float row, llama.cpp (hot, x f32) over the fastest hot "
+        "qkgen row of its format, shape and M (any path or dtype), named in the cell. check: relative "
+        "error vs the reference (gemv: the float64 product on sampled rows; dequantize: the reference "
+        "codec; exact = bit-equal), "
         f"allowed < {CHECK_REL_TOL:g}.")  # fmt: skip
 
 
@@ -37,8 +38,9 @@ def vs_qkgen(r: dict, rows: list[dict]) -> str:
     """The row's time over qkgen's in the same mode (cold first); see FOOT."""
     if r["impl"] == "qkgen" or r["status"] != "ok":
         return "-"
-    same = [q for q in rows if q["status"] == "ok" and q["impl"].startswith("qkgen") and q["format"] == r["format"]
-            and q["variant"] == r["variant"] and q["shape"] == r["shape"] and q.get("m") == r.get("m")]  # fmt: skip
+    key = ("format", "variant", "shape", "m")
+    same = [q for q in rows if q["status"] == "ok" and q["impl"].startswith("qkgen")
+            and all(q.get(k) == r.get(k) for k in key)]  # fmt: skip
     if r["impl"] == "llama.cpp":
         hot = [q for q in same if q.get("us_hot")]
         if not hot or not r.get("us_hot"):
@@ -62,8 +64,8 @@ def _us(r: dict, mode: str, mark: str) -> str:
 def table(report: dict, errors: list[str]) -> list[str]:
     """The table lines (caption, header, one line per row, footnotes); error lines go to `errors`."""
     rows, run_timing = report["rows"], report["settings"].get("timing")
-    lines = [f"{report['device']['name']} ({report['backend']}), {report['date_utc']}: `{report['command']}`", "",
-             "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]  # fmt: skip
+    caption = f"{report['device']['name']} ({report['backend']}), {report['date_utc']}: `{report['command']}`"
+    lines = [caption, "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     marks: list[str] = []
     host_notes: dict[str, int] = {}
     for r in rows:
@@ -82,9 +84,11 @@ def table(report: dict, errors: list[str]) -> list[str]:
             host_notes[r["host_note"]] = host_notes.get(r["host_note"], 0) + 1
         impl = r["impl"] + (f" ({r['path']})" if r.get("path") and r["path"] != "float" and
                             r["path"] not in r["impl"] else "")  # fmt: skip
-        cells = [r["format"], r["variant"], r["dtype"], r["shape"], "-" if r.get("m") is None else str(r["m"]), impl,
-                 f"`{r['kernel']}`" if r["kernel"] else "-", f"{r['bytes'] / 1e6:.2f}", str(r["sets"] or "-"),
-                 _us(r, "hot", mark), _us(r, "cold", mark), pct, host, check_cell(r), vs_qkgen(r, rows)]  # fmt: skip
+        m = "-" if r.get("m") is None else str(r["m"])
+        kernel = f"`{r['kernel']}`" if r["kernel"] else "-"
+        mb = f"{r['bytes'] / 1e6:.2f}"
+        cells = [r["format"], r["variant"], r["dtype"], r["shape"], m, impl, kernel, mb, str(r["sets"] or "-"), _us(r, "hot", mark), _us(r, "cold", mark), pct, host, check_cell(r),
+                 vs_qkgen(r, rows)]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", FOOT]
     if marks:

@@ -29,7 +29,8 @@ from qkgen.errors import QKGenError
 
 GRAPH, SPAN, EVENTS = "graph", "span", "events"
 LABELS = {
-    GRAPH: "CUDA-graph replay: N launches captured in one torch.cuda.CUDAGraph, CUDA events around a replay, / N",
+    GRAPH: "CUDA-graph replay: N launches captured in one torch.cuda.CUDAGraph, CUDA events around a "
+    "replay, / N",
     SPAN: "events around N back-to-back launches: first launch's start to last launch's end, / N",
     EVENTS: "per-launch device events (fallback)",
 }

@@ -1,0 +1,145 @@
+"""Issue 12 item 7 on the GPU machine: a synthetic Llama written with gguf.GGUFWriter (q4_1 and
+q8_0, attn_q/attn_k in llama.cpp's row order) run through qkgen.torch on CUDA and on OpenCL on
+NVIDIA, against the same model in fp32 with the dequantized weights; and decode time per token
+through QuantLinear vs bitsandbytes Linear4bit and fp16 at Llama-3-8B layer shapes, in a CUDA graph.
+Every test skips with the reason where CUDA, transformers or the NVIDIA OpenCL device is missing."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+LLAMA3_8B = {"q_proj": (4096, 4096), "k_proj": (1024, 4096), "v_proj": (1024, 4096), "o_proj": (4096, 4096),
+             "gate_proj": (14336, 4096), "up_proj": (14336, 4096), "down_proj": (4096, 14336)}  # fmt: skip
+LAYERS = 32
+
+
+def _permute(w: np.ndarray, n_head: int) -> np.ndarray:
+    """llama.cpp's converter's attn_q/attn_k row order, from its definition."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def synthetic(tmp_path, fmt: str):
+    """(fp32 transformers model with the dequantized weights, qkgen model from the GGUF file)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    import qkgen
+    from qkgen.formats import reference as ref
+    from qkgen.interop import gguf, llama
+    from qkgen.torch import QuantEmbedding, replace_linear
+
+    cfg = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)  # fmt: skip
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).eval()
+    tensors, meta = {}, {"llama.attention.head_count": 4, "llama.attention.head_count_kv": 2}
+    for name, p in model.state_dict().items():
+        module, _, kind = name.rpartition(".")
+        g = llama.gguf_name(module, kind)
+        if g is None:
+            continue
+        w = p.numpy().astype(np.float32)
+        if w.ndim == 1:
+            tensors[g] = w
+            continue
+        heads = llama.heads_for(g, 4, 2)
+        qt = qkgen.quantize(w, fmt)
+        p.copy_(torch.from_numpy(ref.dequantize(qt)))  # the fp32 model holds exactly the quantized values
+        tensors[g] = qkgen.quantize(_permute(w, heads), fmt) if heads else qt
+    path = tmp_path / f"tiny-{fmt}.gguf"
+    gguf.write(path, tensors, meta)
+    weights = gguf.load(path)
+    return model, weights, QuantEmbedding, replace_linear
+
+
+def _qkgen_model(model, weights, QuantEmbedding, replace_linear, **opts):
+    q = replace_linear(copy.deepcopy(model), weights, **opts)
+    q.model.embed_tokens = QuantEmbedding(weights["token_embd.weight"], **opts)
+    return q
+
+
+def _compare(model, qmodel, device):
+    import torch
+
+    ids = torch.randint(0, 512, (1, 6), generator=torch.Generator().manual_seed(1)).to(device)
+    with torch.inference_mode():
+        want = model(ids).logits[0, -1].double()
+        got = qmodel(ids).logits[0, -1].double()
+        nmse = float(((got - want) ** 2).sum() / (want**2).sum())
+        assert nmse < 1e-6, nmse
+        a = model.generate(ids, max_new_tokens=16, do_sample=False, pad_token_id=0)
+        b = qmodel.generate(ids, max_new_tokens=16, do_sample=False, pad_token_id=0)
+    assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("fmt", ["q4_1", "q8_0"])
+def test_synthetic_llama_on_cuda(tmp_path, torch_cuda, fmt):
+    pytest.importorskip("transformers")
+    model, weights, QE, rl = synthetic(tmp_path, fmt)
+    _compare(model.cuda(), _qkgen_model(model, weights, QE, rl).cuda(), "cuda")
+
+
+@pytest.mark.parametrize("fmt", ["q4_1", "q8_0"])
+def test_synthetic_llama_on_opencl_nvidia(tmp_path, fmt):
+    pytest.importorskip("transformers")
+    from qkgen import backends
+
+    why = backends.get("opencl").why_unavailable()
+    if why or not any("NVIDIA" in d.name or "NVIDIA" in d.platform for d in backends.get("opencl").devices()):
+        pytest.skip(f"no OpenCL device on NVIDIA ({why or 'none listed'})")
+    model, weights, QE, rl = synthetic(tmp_path, fmt)
+    _compare(model, _qkgen_model(model, weights, QE, rl, backend="opencl", device="NVIDIA"), "cpu")
+
+
+def _graph_ms(torch, layers, x, iters: int = 20) -> float:
+    """Time of one decode step (x through every layer of one block) replayed from a CUDA graph."""
+
+    def step():
+        for lin in layers:
+            lin(x if lin.in_features == x.shape[-1] else x.new_zeros(1, lin.in_features))
+
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        step()  # warm-up outside the capture: compiles kernels, places weights, fills caches
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    g.replay()
+    start.record()
+    for _ in range(iters):
+        g.replay()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def test_decode_time_per_token_llama3_8b_shapes(torch_cuda):
+    """ms per token (32 layers x 7 projections, M = 1) for QuantLinear (q4_1, nf4), bnb Linear4bit
+    (nf4) and fp16 nn.Linear, each captured in a CUDA graph. Printed for BENCHMARKS.md."""
+    torch = torch_cuda
+    bnb = pytest.importorskip("bitsandbytes")
+    from qkgen.torch import QuantLinear
+
+    dense = [torch.nn.Linear(k, n, bias=False, dtype=torch.float16, device="cuda") for n, k in LLAMA3_8B.values()]
+    rows = {"fp16": dense}
+    rows["qkgen q4_1"] = [QuantLinear.from_float(lin.float().cpu(), "q4_1") for lin in dense]
+    rows["qkgen nf4"] = [QuantLinear.from_float(lin.float().cpu(), "nf4", blocksize=64) for lin in dense]
+    b4 = []
+    for lin in dense:
+        m = bnb.nn.Linear4bit(lin.in_features, lin.out_features, bias=False, compute_dtype=torch.float16,
+                              quant_type="nf4")  # fmt: skip
+        m.load_state_dict({"weight": lin.weight.detach().cpu()})
+        b4.append(m.cuda())
+    rows["bnb nf4"] = b4
+    x = torch.randn(1, 4096, dtype=torch.float16, device="cuda")
+    times = {name: _graph_ms(torch, layers, x) * LAYERS for name, layers in rows.items()}
+    print("\ndecode ms/token at Llama-3-8B shapes (CUDA graph):",
+          ", ".join(f"{k} {v:.2f}" for k, v in times.items()))  # fmt: skip
+    assert all(v > 0 for v in times.values())

@@ -8,6 +8,7 @@
     qkgen dump --all -o DIR                      write every kernel, rewriting only changed files
     qkgen check [--backend B] [--device D]       run every kernel against the reference
     qkgen bench [...]                            time kernels (see `qkgen bench --help`)
+    qkgen generate MODEL.gguf --prompt TEXT      greedy generation with every linear layer on qkgen
     qkgen cache [clear]                          where the kernel cache is, its size; empty it
 
 Errors go to stderr with exit status 2; a failed check exits 1.
@@ -208,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .bench import add_arguments
 
     add_arguments(b)
+
+    from . import generate
+
+    g = sub.add_parser("generate", help="greedy generation from a GGUF Llama model on qkgen's kernels")
+    generate.add_arguments(g)
+    g.set_defaults(func=generate.main)
 
     k = sub.add_parser("cache", help="show the compiled-kernel cache, or clear it")
     k.add_argument("action", nargs="?", choices=("show", "clear"), default="show")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...formats import reference as ref
 from ..source import Arg
 from .dequantize import chunk_code_at, chunking
-from .spec import OpSpec, Output, Request, table_locals, weight_args
+from .spec import OpSpec, Output, Request, one_scale_per_block, table_locals, weight_args
 
 
 def embedding_reference(qt, ids):
@@ -35,5 +35,5 @@ def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
 SPEC = OpSpec(
     name="embedding", template="embedding.jinja", doc="rows of a quantized table by token id -> values",
     context=_context, grid=_grid, outputs=(Output("out", "dtype", lambda s: s["T"] * s["cols"]),),
-    reference=embedding_reference,
+    reference=embedding_reference, accepts=one_scale_per_block,
 )  # fmt: skip

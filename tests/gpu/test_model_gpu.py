@@ -129,8 +129,10 @@ def test_decode_time_per_token_llama3_8b_shapes(torch_cuda):
 
     dense = [torch.nn.Linear(k, n, bias=False, dtype=torch.float16, device="cuda") for n, k in LLAMA3_8B.values()]
     rows = {"fp16": dense}
-    rows["qkgen q4_1"] = [QuantLinear.from_float(lin.float().cpu(), "q4_1") for lin in dense]
-    rows["qkgen nf4"] = [QuantLinear.from_float(lin.float().cpu(), "nf4", blocksize=64) for lin in dense]
+    # Module.float() and .cpu() convert in place: quantize from host copies, keep `dense` on the GPU
+    host = [copy.deepcopy(lin).float().cpu() for lin in dense]
+    rows["qkgen q4_1"] = [QuantLinear.from_float(lin, "q4_1") for lin in host]
+    rows["qkgen nf4"] = [QuantLinear.from_float(lin, "nf4", blocksize=64) for lin in host]
     b4 = []
     for lin in dense:
         m = bnb.nn.Linear4bit(lin.in_features, lin.out_features, bias=False, compute_dtype=torch.float16,

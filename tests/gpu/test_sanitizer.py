@@ -14,6 +14,7 @@ pytestmark = pytest.mark.gpu
 # partial last chunks (odd sizes); M = 1 and M = 3 for the GEMV families.
 SCRIPT = r"""
 import numpy as np, qkgen
+from qkgen.interop.lookup import embedding
 from qkgen.kernels.ops import OPS
 from qkgen.runtime.api import quantize_q8_1_device
 rng = np.random.default_rng(0)
@@ -27,6 +28,7 @@ for name, kw in cases:
                          name, **kw)
     for dtype in ("f32", "bf16"):
         qkgen.dequantize(odd, dtype, backend="cuda"); ops.add("dequantize")
+        embedding(qt, np.array([8, 0, 3, 3], np.uint32), dtype, backend="cuda"); ops.add("embedding")
         for m in (1, 3):
             x = rng.standard_normal((m, k)).astype(np.float32)
             x = x if dtype == "f32" else qkgen.formats.reference.round_to(x, dtype)

@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   devices, the check table on whatever device is present, generated/ sources
-#   make test   the test suite (CPU OpenCL/SYCL on Intel's CPU runtime, CUDA compile matrix)
+#   make test   the test suite (CPU OpenCL/SYCL on Intel's CPU runtime, CUDA compile matrix, every
+#               OpenCL/SYCL kernel compiled to Intel GPU machine code with ocloc: docs/intel.md)
 # A machine whose python3 already has pycuda (the GPU machine, after .gpu/setup.sh) uses it
 # directly; otherwise everything goes into .venv.
 
@@ -26,6 +27,12 @@ else
   SETUP := $(VENV)/.installed
 endif
 
+# Intel's offline compiler for the ahead-of-time tier (tests/test_intel_aot.py): Debian's
+# intel-opencl-icd and the libraries it needs that are not installed, fetched with apt-get download
+# and unpacked here with dpkg -x; nothing is installed system-wide and no OpenCL loader sees it.
+# Where that cannot work the FETCH file says why and the tier skips with that reason.
+INTEL_GPU := $(VENV)/intel-gpu
+
 .PHONY: demo test test-gpu clean
 
 $(VENV)/.installed: pyproject.toml
@@ -39,8 +46,11 @@ demo: $(SETUP)
 	$(PY) -m qkgen check
 	$(PY) -m qkgen dump --all -o generated/
 
-test: $(SETUP)
-	$(PY) -m pytest -q
+$(INTEL_GPU)/FETCH: | $(SETUP)
+	-$(PY) -m qkgen.tools.aot fetch $(INTEL_GPU)
+
+test: $(SETUP) $(INTEL_GPU)/FETCH
+	QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q
 
 test-gpu: $(SETUP)
 	$(PY) -m pytest -q -m gpu

@@ -1,0 +1,142 @@
+"""Intel GPU machine code without an Intel GPU (issue 14): every OpenCL kernel for the Intel GPU
+profiles (sub-group 16 and 32) and the SPIR-V of every SYCL kernel compiled with Intel's offline
+compiler ocloc for dg2 (Arc A), pvc (Data Center Max) and tgllp (Iris Xe).
+
+`make test` unpacks Debian's intel-opencl-icd into .venv/intel-gpu (qkgen.tools.aot fetch); where
+that is impossible the tier skips and says why. Results are cached in the qkgen cache; the report
+(SIMD widths, spills, stack calls, private memory) goes to <cache>/aot/report-*.txt.
+"""
+
+import os
+import warnings
+
+import pytest
+
+from qkgen.cache import cache_dir
+from qkgen.kernels.target import PROFILES
+from qkgen.tools import aot
+
+DEVICES = tuple(aot.DEVICES)
+JOBS = 2
+
+
+@pytest.fixture(scope="module")
+def ocloc():
+    tool, why = aot.find_ocloc()
+    if tool is None:
+        pytest.skip(why)
+    return tool
+
+
+def known_igc_simd16(r, name, k) -> bool:
+    """IGC 1.0.12504 (intel-opencl-icd 22.43) lowers dot_4x8packed_*_int to a stack call on dg2 and
+    tgllp, and a kernel with stack calls is compiled SIMD16 there even when it requires sub-group
+    32: the zebin then reports a required size of 16. Only that exact signature is separated out."""
+    return (r.device in ("dg2", "tgllp") and r.expect_sg == 32 and k.get("stack") and k.get("reqd") == 16
+            and k.get("simd") == 16 and "int8dot" in name)  # fmt: skip
+
+
+def _check(results, what: str):
+    text = aot.report(results)
+    path = cache_dir("aot") / f"report-{what}.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")
+    print(text)
+    known = [(r, n) for r in results for n, k in r.kernels.items() if known_igc_simd16(r, n, k)]
+    problems = []
+    for r in results:
+        skip = {n for rr, n in known if rr is r}
+        kept = aot.Result(r.label, r.profiles, r.device, r.ok, r.log, {n: k for n, k in r.kernels.items()
+                          if n not in skip}, r.cached, r.expect_sg, r.uses_sg)  # fmt: skip
+        problems += kept.problems()
+    assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems[:40]) + f"\n\nreport: {path}"
+    spilled = [(r.device, n) for r in results for n, k in r.kernels.items() if k.get("spill")]
+    if spilled:
+        warnings.warn(f"{what}: {len(spilled)} kernel(s) spill registers (report: {path}): {spilled[:8]}")
+    return known
+
+
+def test_profiles_use_supported_subgroup_sizes():
+    for t in (*aot.opencl_profiles(), *(PROFILES[n] for n in aot.SYCL_PROFILES)):
+        for dev, sizes in aot.DEVICES.items():
+            assert t.subgroup_size in sizes, (t.name, dev)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opencl_kernels_compile(ocloc, device):
+    results = aot.compile_units(ocloc, aot.opencl_units(), device, JOBS)
+    assert len(results) >= 240, len(results)
+    known = _check(results, f"opencl-{device}")
+    if known:
+        names = ", ".join(sorted({n for _, n in known}))
+        pytest.xfail(f"{len(known)} sub-group-32 int8dot kernels compiled SIMD16 by this IGC (a stack call "
+                     f"for dot_4x8packed_*_int): {names[:300]}")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def sycl_units():
+    try:
+        return aot.sycl_units(jobs=JOBS)
+    except Exception as e:  # no intel-sycl-rt, no C++ compiler, no device that builds SYCL source
+        pytest.skip(f"no SPIR-V from DPC++'s run-time compiler: {type(e).__name__}: {str(e)[:500]}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sycl_spirv_compiles(ocloc, sycl_units, device):
+    results = aot.compile_units(ocloc, sycl_units, device, JOBS)
+    known = _check(results, f"sycl-{device}")
+    assert sum(len(r.kernels) for r in results) >= 240
+    assert not known
+
+
+def test_unsupported_subgroup_size_fails(ocloc):
+    """A kernel that requires sub-group 8 is refused for pvc (Xe-HPC has 16 and 32 only)."""
+    src = ("__kernel __attribute__((intel_reqd_sub_group_size(8))) void k(__global float* y)"
+           " { y[get_global_id(0)] = sub_group_reduce_add(y[get_global_id(0)]); }\n")  # fmt: skip
+    target = aot.opencl_profiles()[0]
+    u = {"label": "k.cl", "source": src, "profiles": ["test"], "target": target, "uses_sg": ("k",)}
+    (pvc,) = aot.compile_units(ocloc, [u], "pvc", 1)
+    assert not pvc.ok and pvc.problems(), pvc
+    (dg2,) = aot.compile_units(ocloc, [u], "dg2", 1)
+    assert dg2.ok and dg2.kernels["k"]["simd"] == 8
+    assert any("rendered for 16" in p for p in dg2.problems())  # required 8, rendered for 16
+
+
+def test_spills_are_reported(ocloc):
+    """A kernel too big for its registers: IGC's spill line and the zebin's scratch are read."""
+    src = ("__kernel __attribute__((intel_reqd_sub_group_size(32))) void s(__global float* o,"
+           " __global const float* x, uint n) { float a[512]; uint g = get_global_id(0);"
+           " for (int i = 0; i < 512; ++i) a[i] = x[g * 512 + i] * x[(g + i) % n]; float s = 0;"
+           " _Pragma(\"unroll\") for (int j = 0; j < 512; ++j) s += a[j] * a[(j * 7 + 3) & 511];"
+           " for (int i = 0; i < 512; ++i) o[g * 512 + i] = a[i] * s; }\n")  # fmt: skip
+    target = aot.opencl_profiles()[1]
+    u = {"label": "s.cl", "source": src, "profiles": ["test"], "target": target, "uses_sg": ()}
+    (r,) = aot.compile_units(ocloc, [u], "dg2", 1)
+    k = r.kernels["s"]
+    assert r.ok and k["simd"] == 32 and k["spill"] > 0 and k["mem"].get("spill_fill_space", 0) > 0, (k, r.log)
+    assert "spilled" in aot.report([r])
+
+
+def test_gpu_driver_stays_out_of_the_opencl_loader(ocloc):
+    """The unpacked GPU driver is never registered: qkgen's vendors folder names no libigdrcl, and
+    nothing here set LD_LIBRARY_PATH for this process."""
+    from qkgen.backends import icd
+
+    icd.register_runtimes()
+    folder = os.environ.get("OCL_ICD_VENDORS", "")
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        with open(os.path.join(folder, name), errors="replace") as f:
+            assert "libigdrcl" not in f.read(), name
+    assert str(ocloc.libdir or "/nonexistent") not in os.environ.get("LD_LIBRARY_PATH", "")
+
+
+def test_syclbin_reader():
+    import struct
+
+    spv = struct.pack("<5I", 0x07230203, 0x10400, 0, 1, 0)
+    meta = b"[SYCLBIN/ir module metadata]\ntype=1|0\n"
+    head = struct.pack("<5I4x4Q", 0x53594249, 1, 1, 1, 0, len(meta), len(spv), 0, 0)
+    absmod = struct.pack("<2Q4I", 0, 0, 1, 0, 0, 0)
+    irmod = struct.pack("<4Q", 0, len(meta), 0, len(spv))
+    blob = b"wrapper!" + head + absmod + irmod + meta + b"\0" * (-len(meta) % 8) + spv
+    assert aot.syclbin_ir_modules(blob) == [(0, spv)]

@@ -50,8 +50,7 @@ class Gguf(Family):
         return []  # one block size, no variants
 
     def chunk_limit(self, fmt: Format, blocksize: int, scale_mode) -> int:
-        # split packing: a chunk's codes share one slot, so it stays inside one slot run
-        return fmt.run or blocksize
+        return blocksize  # one d (and m) per block
 
     def weight_inputs(self, fmt, nested, scale_mode) -> list[tuple[str, str, str]]:
         return [("data", "in", "u8")]

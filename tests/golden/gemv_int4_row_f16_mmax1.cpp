@@ -3,7 +3,7 @@
  * template: gemv.jinja
  * format:   int4: 4-bit two's complement, element 2i in the low nibble
  * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
- * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 fast_decode=1 lanes=16 wg=128
+ * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 fast_decode=1 lanes=16 wg=128
  */
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
@@ -22,9 +22,10 @@ static inline float qk_f16_to_f32(ushort h) { return (float)sycl::bit_cast<sycl:
 static inline sycl::half qk_half(uint bits) { return sycl::bit_cast<sycl::half>((ushort)bits); }
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 1, accumulated in f32.
-   Each row n of W is reduced by 16 lanes (a sub-group), 8 rows per work-group.
-   Lane l takes chunks l, l + 16, ... of 32 elements: one vector load of 16 code bytes,
-   decoded in registers, never written to memory. */
+   Each row n of W is reduced by 16 lanes (a sub-group).
+   A lane group takes 2 consecutive rows, 8 groups per work-group: every activation
+   chunk it loads serves all 2 rows. Lane l takes chunks l, l + 16, ... of 32 elements:
+   one load of 16 code bytes per row, decoded in registers, never written to memory. */
 extern "C"
 SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))
 SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<16>))
@@ -40,25 +41,33 @@ void gemv_int4_row_f16_mmax1(
     const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();
     const uint lid = (uint)qk_item.get_local_id(0);
     const uint lane = lid % 16u;
-    const uint row = (uint)qk_item.get_group(0) * 8u + lid / 16u;
-    float acc[1];
-    for (uint m = 0; m < 1u; ++m) acc[m] = 0.0f;
-    /* Rows past N still take part in the reduction below, which may hold barriers. */
-    if (row < N) {
+    const uint row0 = ((uint)qk_item.get_group(0) * 8u + lid / 16u) * 2u;
+    float acc[2][1];
+    for (uint r = 0; r < 2u; ++r) {
+        for (uint m = 0; m < 1u; ++m) acc[r][m] = 0.0f;
+    }
+    /* Groups past N still take part in the reduction below, which may hold barriers. */
+    if (row0 < N) {
         for (uint c = lane; c < K / 32u; c += 16u) {
             const uint k0 = c * 32u;
-            const uint e0 = row * K + k0;
-            const float s = scale[row];
-            const uchar* cp = codes + e0 / 2u;
-            uint w[4];
-            const sycl::uint4 w_v0 = ((const sycl::uint4*)cp)[0];
-            w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
-            float v[32];
-            for (uint i = 0; i < 32u; ++i) {
-                uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
-                /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
-                /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no int -> float */
-                v[i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
+            float v[2][32];
+            float sr[2];
+            for (uint r = 0; r < 2u; ++r) {
+                /* a row past N decodes row N - 1 again; its sums are never stored */
+                const uint row = row0 + r < N ? row0 + r : N - 1u;
+                const uint e0 = row * K + k0;
+                const float s = scale[row];
+                const uchar* cp = codes + e0 / 2u;
+                sr[r] = s;
+                uint w[4];
+                const sycl::uint4 w_v0 = ((const sycl::uint4*)cp)[0];
+                w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
+                for (uint i = 0; i < 32u; ++i) {
+                    uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
+                    /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
+                    /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
+                    v[r][i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
+                }
             }
             for (uint m = 0; m < 1u; ++m) {
                 const uchar* xp = x + ((size_t)m * K + k0) * 2u;
@@ -71,19 +80,26 @@ void gemv_int4_row_f16_mmax1(
                 xw[8] = xw_v2[0]; xw[9] = xw_v2[1]; xw[10] = xw_v2[2]; xw[11] = xw_v2[3];
                 const sycl::uint4 xw_v3 = ((const sycl::uint4*)xp)[3];
                 xw[12] = xw_v3[0]; xw[13] = xw_v3[1]; xw[14] = xw_v3[2]; xw[15] = xw_v3[3];
-                float part = 0.0f;
+                float xf[32];
                 for (uint i = 0; i < 32u; ++i) {
-                    const float xv = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                    part += v[i] * xv;
+                    xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
                 }
-                acc[m] += part * s;
+                for (uint r = 0; r < 2u; ++r) {
+                    float part = 0.0f;
+                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
+                    acc[r][m] += part * sr[r];
+                }
             }
         }
     }
-    for (uint m = 0; m < 1u; ++m) {
-        acc[m] = sycl::reduce_over_group(qk_item.get_sub_group(), acc[m], sycl::plus<float>());
+    for (uint r = 0; r < 2u; ++r) {
+        for (uint m = 0; m < 1u; ++m) {
+            acc[r][m] = sycl::reduce_over_group(qk_item.get_sub_group(), acc[r][m], sycl::plus<float>());
+        }
     }
-    if (row < N && lane == 0u) {
-        for (uint m = 0; m < M; ++m) y[(size_t)m * N + row] = qk_f32_to_f16(acc[m]);
+    if (lane == 0u) {
+        for (uint r = 0; r < 2u && row0 + r < N; ++r) {
+            for (uint m = 0; m < M; ++m) y[(size_t)m * N + row0 + r] = qk_f32_to_f16(acc[r][m]);
+        }
     }
 }

@@ -3,7 +3,7 @@
  * template: gemv.jinja
  * format:   nf4: bitsandbytes NF4: 4-bit normal-float codes, f32 absmax per block
  * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
- * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 fast_decode=0 lanes=32 wg=128
+ * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 rpw=2 fast_decode=0 lanes=32 wg=128
  */
 #include <cuda_bf16.h>
 typedef unsigned char uchar;
@@ -164,9 +164,10 @@ __constant__ float TABLE2[256] = {
 };
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 1, accumulated in f32.
-   Each row n of W is reduced by 32 lanes (a sub-group), 4 rows per work-group.
-   Lane l takes chunks l, l + 32, ... of 32 elements: one vector load of 16 code bytes,
-   decoded in registers, never written to memory. */
+   Each row n of W is reduced by 32 lanes (a sub-group).
+   A lane group takes 2 consecutive rows, 4 groups per work-group: every activation
+   chunk it loads serves all 2 rows. Lane l takes chunks l, l + 32, ... of 32 elements:
+   one load of 16 code bytes per row, decoded in registers, never written to memory. */
 extern "C" __global__
 __launch_bounds__(128)
 void gemv_nf4_nested_bs64_bf16_mmax1(
@@ -187,23 +188,31 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
     __syncthreads();
     const uint lid = threadIdx.x;
     const uint lane = lid % 32u;
-    const uint row = blockIdx.x * 4u + lid / 32u;
-    float acc[1];
-    for (uint m = 0; m < 1u; ++m) acc[m] = 0.0f;
-    /* Rows past N still take part in the reduction below, which may hold barriers. */
-    if (row < N) {
+    const uint row0 = (blockIdx.x * 4u + lid / 32u) * 2u;
+    float acc[2][1];
+    for (uint r = 0; r < 2u; ++r) {
+        for (uint m = 0; m < 1u; ++m) acc[r][m] = 0.0f;
+    }
+    /* Groups past N still take part in the reduction below, which may hold barriers. */
+    if (row0 < N) {
         for (uint c = lane; c < K / 32u; c += 32u) {
             const uint k0 = c * 32u;
-            const uint e0 = row * K + k0;
-            const float s = __fadd_rn(__fmul_rn(lut2[absmax_q[e0 / 64u]], absmax2[(e0 / 64u) / 256u]), offset);
-            const uchar* cp = codes + e0 / 2u;
-            uint w[4];
-            const uint4 w_v0 = ((const uint4*)cp)[0];
-            w[0] = w_v0.x; w[1] = w_v0.y; w[2] = w_v0.z; w[3] = w_v0.w;
-            float v[32];
-            for (uint i = 0; i < 32u; ++i) {
-                uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
-                v[i] = lut[q];
+            float v[2][32];
+            float sr[2];
+            for (uint r = 0; r < 2u; ++r) {
+                /* a row past N decodes row N - 1 again; its sums are never stored */
+                const uint row = row0 + r < N ? row0 + r : N - 1u;
+                const uint e0 = row * K + k0;
+                const float s = __fadd_rn(__fmul_rn(lut2[absmax_q[e0 / 64u]], absmax2[(e0 / 64u) / 256u]), offset);
+                const uchar* cp = codes + e0 / 2u;
+                sr[r] = s;
+                uint w[4];
+                const uint4 w_v0 = ((const uint4*)cp)[0];
+                w[0] = w_v0.x; w[1] = w_v0.y; w[2] = w_v0.z; w[3] = w_v0.w;
+                for (uint i = 0; i < 32u; ++i) {
+                    uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
+                    v[r][i] = lut[q];
+                }
             }
             for (uint m = 0; m < 1u; ++m) {
                 const uchar* xp = x + ((size_t)m * K + k0) * 2u;
@@ -216,19 +225,26 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
                 xw[8] = xw_v2.x; xw[9] = xw_v2.y; xw[10] = xw_v2.z; xw[11] = xw_v2.w;
                 const uint4 xw_v3 = ((const uint4*)xp)[3];
                 xw[12] = xw_v3.x; xw[13] = xw_v3.y; xw[14] = xw_v3.z; xw[15] = xw_v3.w;
-                float part = 0.0f;
+                float xf[32];
                 for (uint i = 0; i < 32u; ++i) {
-                    const float xv = qk_bf16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                    part += v[i] * xv;
+                    xf[i] = qk_bf16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
                 }
-                acc[m] += part * s;
+                for (uint r = 0; r < 2u; ++r) {
+                    float part = 0.0f;
+                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
+                    acc[r][m] += part * sr[r];
+                }
             }
         }
     }
-    for (uint m = 0; m < 1u; ++m) {
-        acc[m] = qk_warp_sum(acc[m]);
+    for (uint r = 0; r < 2u; ++r) {
+        for (uint m = 0; m < 1u; ++m) {
+            acc[r][m] = qk_warp_sum(acc[r][m]);
+        }
     }
-    if (row < N && lane == 0u) {
-        for (uint m = 0; m < M; ++m) y[(size_t)m * N + row] = qk_f32_to_bf16(acc[m]);
+    if (lane == 0u) {
+        for (uint r = 0; r < 2u && row0 + r < N; ++r) {
+            for (uint m = 0; m < M; ++m) y[(size_t)m * N + row0 + r] = qk_f32_to_bf16(acc[r][m]);
+        }
     }
 }

@@ -334,9 +334,9 @@ class Dialect:
         """One line of comment on fast_code, for the line above it."""
         plus, minus = (f" + {bias}", f" - {bias}") if bias else ("", "")
         if not self.fast_f16():
-            return f"/* float bits 0x4B000000 | c are 2^23 + c: minus 2^23{plus} is c{minus}, exact, no int -> float */"
+            return f"/* float bits 0x4B000000 | c are 2^23 + c: minus 2^23{plus} is c{minus}, exact, no cvt */"
         bits = f"0x{half_bits(1024 + bias):04x}"
-        return f"/* half bits 0x6400 | c are 1024 + c: minus 1024{plus} ({bits}) is c{minus}, exact, no int -> float */"
+        return f"/* half bits 0x6400 | c are 1024 + c: minus 1024{plus} ({bits}) is c{minus}, exact, no cvt */"
 
     # ---- sub-groups ----
     def sg_lane(self) -> str:

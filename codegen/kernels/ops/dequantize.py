@@ -10,14 +10,18 @@ from ..source import Arg
 from .spec import one_scale_per_block, OpSpec, Output, Request, load_align, low_pow2, table_locals, weight_args
 
 
-def chunking(req: Request) -> tuple[int, int, int]:
+def chunking(req: Request, whole_blocks: bool = False) -> tuple[int, int, int]:
     """(elements, code bytes, load alignment) of the chunk one work-item decodes at a time: aim
-    for 16 bytes of codes (one vector load) inside one block or group (one scale)."""
+    for 16 bytes of codes (one vector load) inside one block or group (one scale). A split-packed
+    chunk stays inside one slot run (its elements share `slot`, each takes its own byte) unless
+    `whole_blocks`: then it is the whole block, every byte read once for all its slots."""
     fmt = req.fmt
     limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
-    ept = req.pop_int("ept", min(16 * fmt.per_byte, limit), 1, 1 << 16)
-    # split packing: the chunk's elements share one slot, so each takes its own byte
-    chunk_bytes = ept if fmt.pack == "split" else ept // fmt.per_byte
+    whole = whole_blocks and fmt.pack == "split" and limit == fmt.block
+    if fmt.pack == "split" and not whole:
+        limit = min(limit, fmt.run)
+    ept = req.pop_int("ept", limit if whole else min(16 * fmt.per_byte, limit), 1, 1 << 16)
+    chunk_bytes = ept // fmt.per_byte if whole or fmt.pack != "split" else ept
     if ept > limit or limit % ept or chunk_bytes % 4 or ept % fmt.per_byte:
         raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")
     align = load_align(fmt, "qs", chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
@@ -26,10 +30,11 @@ def chunking(req: Request) -> tuple[int, int, int]:
 
 def chunk_code_at(req: Request, ept: int) -> tuple[Sym, Sym]:
     """(byte, shift) of chunk element i, from the format's own locate(): the chunk's code bytes are
-    one run (for split packing, inside one slot run, so its elements share `slot`)."""
+    one run (for split packing inside one slot run, its elements sharing `slot`, unless the chunk
+    is the whole block)."""
     fmt = req.fmt
     i = Sym.var("i", ept)
-    e = i + Sym.var("slot", fmt.per_byte) * fmt.run if fmt.pack == "split" else i
+    e = i + Sym.var("slot", fmt.per_byte) * fmt.run if fmt.pack == "split" and ept <= fmt.run else i
     return locate(fmt, e)
 
 

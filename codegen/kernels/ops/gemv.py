@@ -17,8 +17,10 @@ def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
 
 def _context(req: Request) -> dict:
     fmt, t = req.fmt, req.target
-    ept, chunk_bytes, align = chunking(req)
+    ept, chunk_bytes, align = chunking(req, whole_blocks=True)
     mmax = req.pop_int("mmax", 1, 1, MAX_M)
+    # Rows per lane group: each activation chunk serves them all; at most 64 decoded values held.
+    rpw = req.pop_int("rpw", max(1, min(4, 64 // ept)), 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
     wg = req.pop_wg(128, lanes)
@@ -31,12 +33,12 @@ def _context(req: Request) -> dict:
         args.append(Arg("groups_per_row", "scalar", "u32"))
     x_size = 4 if req.dtype == "f32" else 2
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                args=args + local_arrays, lanes=lanes, rows=wg // lanes, mmax=mmax, fast_decode=fast,
-                x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
+                args=args + local_arrays, lanes=lanes, groups=wg // lanes, rpw=rpw, mmax=mmax, fast_decode=fast,
+                whole=fmt.inline and ept == fmt.block, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    rows = ks.wg // ks.param("lanes")
+    rows = ks.wg // ks.param("lanes") * ks.param("rpw")
     return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
 
 

@@ -94,7 +94,16 @@ class CUDADevice(CUDAArrays):
 
     @contextmanager
     def _active(self):
-        """The primary context current on this thread for the duration, then what was before."""
+        """The primary context current on this thread for the duration, then what was before. Where
+        it already is current (torch made it so on this thread), nothing is pushed: a launch then
+        costs no context switch."""
+        handle = getattr(self.ctx, "handle", None)
+        if handle is not None:
+            cur = ctypes.c_void_p()
+            self.cu("cuCtxGetCurrent", ctypes.byref(cur))
+            if cur.value == handle:
+                yield
+                return
         self.ctx.push()
         try:
             yield

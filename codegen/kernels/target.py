@@ -80,6 +80,10 @@ _PROFILES = (
     # Intel Arc / Data Center GPUs through OpenCL: sub-group 16 is the native width.
     Target("opencl-intel-gpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
            subgroup_sizes=(16, 32), dot4=True),  # fmt: skip
+    # Sub-group 32 without the int8 dot built-in: Intel's compiler (IGC 1.0.12504) makes it a stack
+    # call, and a kernel with stack calls drops to SIMD16 on dg2/tgllp, breaking a 32-lane kernel.
+    Target("opencl-intel-gpu-sg32", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=32,
+           subgroup_sizes=(16, 32), dot4=False),  # fmt: skip
     Target("pocl", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
     Target("sycl-intel-gpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16, subgroup_sizes=(16, 32)),
     Target("sycl-intel-gpu-sg32", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=32,

@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "GPU, else the OpenCL or SYCL CPU device)")  # fmt: skip
     p.add_argument("--device", default=None, help="a device index or name substring")
     p.add_argument("--json", action="store_true", help='print {"tokens": [...], "text": ...} instead')
+    p.add_argument("--compare", action="store_true",
+                   help="also generate with transformers' own load of the file (fp32) and print both speeds")  # fmt: skip
 
 
 def check(args) -> None:
@@ -74,11 +76,25 @@ def main(args) -> int:
 
     model, tokenizer = load_llama(args.model, _backend(args), args.device)
     result = generate(model, tokenizer, args.prompt, args.max_new_tokens, args.chat)
+    if args.compare:
+        from pathlib import Path
+
+        from transformers import AutoModelForCausalLM
+
+        p = Path(args.model)
+        hf = AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, torch_dtype="float32")
+        theirs = generate(hf, tokenizer, args.prompt, args.max_new_tokens, args.chat)
+        result["transformers"] = {k: theirs[k] for k in ("tokens", "tokens_per_s")}
+        result["same_tokens"] = theirs["tokens"] == result["tokens"]
     if args.json:
         print(json.dumps(result))
     else:
         print(result["text"])
-        print(f"{len(result['tokens'])} tokens, {result['tokens_per_s']:.2f} tokens/s", file=sys.stderr)
+        line = f"qkgen: {len(result['tokens'])} tokens, {result['tokens_per_s']:.2f} tokens/s"
+        if args.compare:
+            line += (f"; transformers (fp32, CPU): {result['transformers']['tokens_per_s']:.2f} tokens/s; "
+                     f"same tokens: {'yes' if result['same_tokens'] else 'no'}")  # fmt: skip
+        print(line, file=sys.stderr)
     return 0
 
 

@@ -19,8 +19,10 @@ def _context(req: Request) -> dict:
     fmt, t = req.fmt, req.target
     ept, chunk_bytes, align = chunking(req, whole_blocks=True)
     mmax = req.pop_int("mmax", 1, 1, MAX_M)
-    # Rows per lane group: each activation chunk serves them all; at most 64 decoded values held.
-    rpw = req.pop_int("rpw", max(1, min(4, 64 // ept)), 1, 8)
+    # Rows per lane group: each activation chunk serves them all. Two for 32-element chunks (4-bit
+    # codes); one otherwise: on an H100, 4 rows of 16-element chunks (q8_0) left too few warps in
+    # flight and took 2x longer at 4096 rows, and 64+ element chunks would hold too many values.
+    rpw = req.pop_int("rpw", 2 if ept == 32 else 1, 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
     wg = req.pop_wg(128, lanes)

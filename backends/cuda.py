@@ -94,16 +94,9 @@ class CUDADevice(CUDAArrays):
 
     @contextmanager
     def _active(self):
-        """The primary context current on this thread for the duration, then what was before. Where
-        it already is current (torch made it so on this thread), nothing is pushed: a launch then
-        costs no context switch."""
-        handle = getattr(self.ctx, "handle", None)
-        if handle is not None:
-            cur = ctypes.c_void_p()
-            self.cu("cuCtxGetCurrent", ctypes.byref(cur))
-            if cur.value == handle:
-                yield
-                return
+        """The primary context current on this thread for the duration, then what was before. It is
+        pushed even where the driver already has it current (torch's): pycuda's own calls need it on
+        pycuda's context stack (skipping the push broke them on an H100: "no currently active context")."""
         self.ctx.push()
         try:
             yield

@@ -81,9 +81,13 @@ class Gguf(Family):
         check_blocksize(fmt, blocksize)
         if x.size % fmt.block:
             raise QKGenValueError(f"x: {x.size} elements; {fmt.name} needs a multiple of {fmt.block}")
-        blocks = x.reshape(-1, fmt.block)
+        data = self.quantize_blocks(fmt, np.ascontiguousarray(x, dtype=_F32).reshape(-1, fmt.block))
+        return QTensor(format=fmt, shape=x.shape, data=data.reshape(-1), blocksize=fmt.block)
+
+    def quantize_blocks(self, fmt: Format, blocks: np.ndarray) -> np.ndarray:
+        """The block structs [nblocks, block_bytes] of float32 blocks [nblocks, block] (ggml's rule)."""
         codes, d, m = _statistics(blocks, fmt)
-        data = codec.pack_codes(codes, fmt, x.size).reshape(-1, fmt.block_bytes)
+        data = codec.pack_codes(codes, fmt, blocks.size).reshape(-1, fmt.block_bytes)
         fields = {"d": d, "m": m}
         if fmt.has_field("s"):  # q8_1: s = d * sum(q), the int sum times the f32 d, stored as f16
             fields["s"] = codes.sum(axis=1).astype(_F32) * d
@@ -91,7 +95,7 @@ class Gguf(Family):
             if value is not None:
                 at = fmt.offsets[name]
                 data[:, at : at + 2] = codec.f16_bytes(value)
-        return QTensor(format=fmt, shape=x.shape, data=data.reshape(-1), blocksize=fmt.block)
+        return data
 
 
 def _statistics(blocks: np.ndarray, fmt: Format) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -105,15 +105,8 @@ class Fp4(Gguf):
     def unpack_codes(self, fmt: Format, data: np.ndarray, n: int) -> np.ndarray:  # a hook family.py lacks
         return unpack_planes(fmt, PLANES[fmt.name], data, n)
 
-    def quantize(self, x, fmt, blocksize, nested, scale_mode, group_size) -> QTensor:
-        from .registry import check_blocksize
-
-        self.check_variant(fmt, nested, scale_mode)
-        check_blocksize(fmt, blocksize)
-        if x.size % fmt.block:
-            raise QKGenValueError(f"x: {x.size} elements; {fmt.name} needs a multiple of {fmt.block}")
-        data = quantize_blocks(fmt, np.ascontiguousarray(x, dtype=_F32).reshape(-1, fmt.block))
-        return QTensor(format=fmt, shape=x.shape, data=data.reshape(-1), blocksize=fmt.block)
+    def quantize_blocks(self, fmt: Format, blocks: np.ndarray) -> np.ndarray:
+        return quantize_blocks(fmt, blocks)
 
 
 def quantize_blocks(fmt: Format, xb: np.ndarray) -> np.ndarray:

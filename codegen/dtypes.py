@@ -54,6 +54,17 @@ def get(name: str) -> DType:
         raise QKGenValueError(f"dtype: {name!r} is not a qkgen dtype; allowed: {', '.join(DTYPE_TABLE)}") from None
 
 
+def of_host(dtype: Any) -> str:
+    """The qkgen dtype name of a host copy's numpy dtype (uint16 is bf16 bits: how they travel)."""
+    from .errors import QKGenValueError
+
+    name = np.dtype(dtype).name
+    for row in _ROWS:
+        if row.host == name:
+            return row.name
+    raise QKGenValueError(f"dtype: numpy {name}; allowed: {', '.join(d.host for d in _ROWS)}")
+
+
 def float_dtype(dtype: Any, arg: str = "dtype") -> str:
     """'f32' | 'f16' | 'bf16' from a name, an alias, a numpy dtype or a torch dtype."""
     from .errors import QKGenValueError

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import QKGenValueError
 
 
@@ -41,7 +42,7 @@ def to_device(host: np.ndarray, dev) -> Any:
     if dev.backend == "sycl":
         from ..backends.sycl_usm import USMArray
 
-        buf, arr = dev.empty(max(host.size, 1), _dtype_name(host.dtype))
+        buf, arr = dev.empty(max(host.size, 1), dtypes.of_host(host.dtype))
         if host.nbytes:
             dev.queue.memcpy(buf, host, host.nbytes)
         return USMArray(buf, host.dtype, host.shape)
@@ -54,11 +55,6 @@ def to_device(host: np.ndarray, dev) -> Any:
 
         return gpuarray.to_gpu(host)
     raise QKGenValueError(f"backend: {dev.backend!r} cannot hold QTensor arrays; allowed: cuda, sycl, opencl")
-
-
-def _dtype_name(dt: np.dtype) -> str:
-    return {"float32": "f32", "float16": "f16", "uint16": "bf16", "uint8": "u8", "int8": "i8",
-            "uint32": "u32"}[np.dtype(dt).name]  # fmt: skip
 
 
 def move(arrays: dict[str, Any], backend: str | None, device: Any) -> dict[str, Any]:

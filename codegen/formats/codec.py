@@ -200,6 +200,6 @@ def read_f16(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
 
 
 def inverse(d: np.ndarray) -> np.ndarray:
-    """1/d in float32, 0 where d is 0 (ggml's rule)."""
-    with np.errstate(divide="ignore"):
-        return np.where(d == 0, _F32(0), _F32(1) / d).astype(_F32)
+    """1/d in float32, 0 where d is 0 (ggml's rule) or NaN (a block holding a NaN: its codes are 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((d == 0) | np.isnan(d), _F32(0), _F32(1) / d).astype(_F32)

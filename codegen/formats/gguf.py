@@ -112,7 +112,9 @@ def _statistics(blocks: np.ndarray, fmt: Format) -> tuple[np.ndarray, np.ndarray
         v = blocks * codec.inverse(d)[:, None] + _F32(fmt.zero + 0.5)
         return np.minimum(top, np.trunc(v)).astype(np.int64), d, None
     d = np.abs(blocks).max(axis=1) / _F32(fmt.qmax)  # signed: symmetric, roundf
-    return codec.roundf(blocks * codec.inverse(d)[:, None]).astype(np.int64), d, None
+    with np.errstate(invalid="ignore"):
+        q = codec.roundf(blocks * codec.inverse(d)[:, None])
+    return np.where(np.isnan(q), 0, q).astype(np.int64), d, None  # the NaN element itself codes 0
 
 
 # ---- GGUF interop: block bytes <-> QTensor, sharing memory ----

@@ -96,6 +96,41 @@ def test_synthetic_llama_on_opencl_nvidia(tmp_path, fmt):
     _compare(model, _qkgen_model(model, weights, QE, rl, backend="opencl", device="NVIDIA"), "cpu")
 
 
+def test_synthetic_llama_nf4_through_bitsandbytes(torch_cuda):
+    """Every linear layer quantized to nf4 (nested statistics) by bitsandbytes on the GPU and wrapped
+    by QuantLinear.from_bnb without re-quantizing, against the fp32 model holding bnb's own
+    dequantized weights: logits NMSE < 1e-6 and the same greedy tokens."""
+    pytest.importorskip("transformers")
+    bnbf = pytest.importorskip("bitsandbytes.functional")
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from qkgen.torch import QuantLinear
+
+    cfg = LlamaConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)  # fmt: skip
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).eval().cuda()
+    qmodel = copy.deepcopy(model)
+    layers = 0
+    pairs = list(zip(model.named_modules(), qmodel.named_modules()))  # before any module is replaced
+    for (name, parent), (_, qparent) in pairs:
+        for child_name, child in list(parent.named_children()):
+            if not isinstance(child, torch.nn.Linear) or child_name == "lm_head":  # lm_head is tied
+                continue
+            packed, state = bnbf.quantize_4bit(child.weight.data.float(), blocksize=64, quant_type="nf4",
+                                               compress_statistics=True)  # fmt: skip
+            with torch.no_grad():
+                child.weight.copy_(bnbf.dequantize_4bit(packed, state).float())
+            wrapped = SimpleNamespace(weight=SimpleNamespace(data=packed, quant_state=state), bias=None)
+            setattr(qparent, child_name, QuantLinear.from_bnb(wrapped))
+            layers += 1
+    assert layers == 2 * 7
+    _compare(model, qmodel, "cuda")
+
+
 def _graph_ms(torch, layers, x, iters: int = 20) -> float:
     """Time of one decode step (x through every layer of one block) replayed from a CUDA graph."""
 

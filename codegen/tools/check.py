@@ -110,7 +110,44 @@ def _check_gemv(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float
     return bool(np.all(err <= bound)), float(err.max())
 
 
-CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv}
+def _check_quantize_q8_1(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """The device's q8_1 bytes of activations [3, 7 blocks] equal the reference codec's."""
+    x = gemv_x(rng, 3, 7 * fmt.block, v["dtype"])
+    got = np.asarray(api.quantize_q8_1_device(x, backend=backend, device=device)).reshape(-1)
+    want = reference.quantize(host_f32(x, v["dtype"]), fmt).data.reshape(-1)
+    return bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
+
+
+def _check_gemv_int8dot(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """y with M = 3 against the int8dot path's own definition (x through q8_1, its f16 s field
+    included), within the f32 bound: a few roundings per block term plus the sum over blocks,
+    plus half an ulp of the output dtype."""
+    from ..kernels.ops.int8dot import int8dot_terms
+
+    qt = gemv_sample(fmt, rng, v)
+    x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
+    terms = int8dot_terms(qt, host_f32(x, v["dtype"]))
+    want = terms.sum(axis=-1)
+    y = host_f32(np.asarray(api.gemv(qt, x, path="int8dot", backend=backend, device=device)), v["dtype"])
+    err = np.abs(y.astype(np.float64) - want)
+    bound = 2 * (terms.shape[-1] + 4) * 2.0**-24 * np.abs(terms).sum(axis=-1) + OUT_EPS[v["dtype"]] * np.abs(want)
+    return bool(np.all(err <= bound)), float(err.max())
+
+
+def _check_embedding(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """Rows by token id (repeats, first and last row included) equal dequantize's, bit for bit."""
+    from ..interop.lookup import embedding
+
+    qt = gemv_sample(fmt, rng, v, rows=GEMV_ROWS)
+    ids = np.concatenate([[0, GEMV_ROWS - 1], rng.integers(0, GEMV_ROWS, 9)]).astype(np.uint32)
+    out = embedding(qt, ids, v["dtype"], backend=backend, device=device)
+    want = reference.dequantize(qt).reshape(qt.rows, -1)[ids]
+    return compare(np.asarray(out), want, v["dtype"])
+
+
+# Every kernel family of the op registry, and how it is checked against the reference.
+CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
+          "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,

@@ -93,10 +93,33 @@ def _gemv_grid(ks, sizes: dict):
     return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
 
 
+def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
+    """The per-block terms the kernel adds, in float64, from the reference's q8_1 bytes of x (its
+    f16 d and s as stored): dw * (dx * sum(qw * qx)) + mw * sx (d_m rows) or - zero * dw * sx
+    (zero-point rows), qw the raw stored code. Shape [M, N, blocks]."""
+    act, fmt = get(ACT), qt.format
+    x = np.asarray(x, dtype=np.float32).reshape(-1, qt.shape[1])
+    xqt = ref.quantize(x, ACT)
+
+    def field(q, name: str) -> np.ndarray:  # an f16 field of every block, [rows, blocks], as float64
+        at = q.format.offsets[name]
+        blocks = np.asarray(q.data).reshape(q.shape[0], -1, q.format.block_bytes)
+        return np.ascontiguousarray(blocks[..., at : at + 2]).view("<f2")[..., 0].astype(np.float64)
+
+    dx, sx, dw = field(xqt, "d"), field(xqt, "s"), field(qt, "d")
+    qx = ref.unpack_codes(xqt).reshape(x.shape[0], -1, act.block).astype(np.int64)
+    qw = ref.unpack_codes(qt).reshape(qt.shape[0], -1, fmt.block).astype(np.int64)
+    terms = dw[None] * (dx[:, None] * np.einsum("mbi,nbi->mnb", qx, qw))
+    if fmt.scale == "d_m":
+        terms += field(qt, "m")[None] * sx[:, None]
+    elif fmt.zero:
+        terms -= fmt.zero * dw[None] * sx[:, None]
+    return terms
+
+
 def int8dot_reference(qt, x: np.ndarray) -> np.ndarray:
-    """x quantized to q8_1 by the reference, times the dequantized weight, in float64."""
-    xq = ref.dequantize(ref.quantize(x.astype(np.float32), ACT)).astype(np.float64)
-    return xq @ ref.dequantize(qt).astype(np.float64).T
+    """y = x @ W.T as the int8dot path defines it (x through q8_1, the f16 sum field s included)."""
+    return int8dot_terms(qt, x).sum(axis=-1)
 
 
 GEMV_INT8DOT = OpSpec(

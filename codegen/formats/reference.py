@@ -93,6 +93,11 @@ def _check_finite_statistics(qt: QTensor) -> None:
                                   "storage; allowed: values whose scale fits (f16 scales: |d| <= 65504)")  # fmt: skip
 
 
+def host_f32(host: Any, dtype: str) -> np.ndarray:
+    """A host copy of kernel data in `dtype` (f32, f16, or bf16 as uint16 bits) as float32 values."""
+    return bf16_to_f32(host) if dtype == "bf16" else np.asarray(host, dtype=_F32)
+
+
 def unpack_codes(qt: QTensor) -> np.ndarray:
     """Raw codes per element, int32 array of qt.shape (table index, stored field, or signed value)."""
     return codec.unpack_codes(qt.format, host_array(qt.data), qt.n).reshape(qt.shape)
@@ -129,6 +134,6 @@ def nest_absmax(absmax: Any, fmt: Any, offset: float | None = None) -> tuple[np.
 
 
 __all__ = [
-    "quantize", "dequantize", "round_to", "bf16_to_f32", "unpack_codes", "pack_codes",
+    "quantize", "dequantize", "round_to", "bf16_to_f32", "host_f32", "unpack_codes", "pack_codes",
     "code_values", "bnb_absmax", "nest_absmax", "mean_f32",
 ]  # fmt: skip

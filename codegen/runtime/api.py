@@ -202,7 +202,6 @@ class _BoundGemv:
     def __init__(self, qt: QTensor, x: Any, path: str, backend: Any, device: Any, fast_decode: bool):
         self.plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
         self.dev = self.plans[0].dev
-        self.k, self.n_out = sizes["K"], sizes["N"]
         self.sizes = sizes
         arrays, _ = weight_values(qt)
         self.binders = {}  # per M: scalars (M, nblocks) are bound too
@@ -213,7 +212,7 @@ class _BoundGemv:
         if b is None:
             sizes = {**self.sizes, "M": m}
             if "nblocks" in sizes:
-                sizes["nblocks"] = m * self.k // get(INT8DOT_ACT).block
+                sizes["nblocks"] = m * sizes["K"] // get(INT8DOT_ACT).block
             b = self.binders[m] = [(p, p.binder(self.arrays, sizes), p.geometry(sizes), sizes) for p in self.plans]
         return b
 
@@ -236,7 +235,7 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
         gemv_inputs(qt, x)  # raises, naming what is allowed
     key = (_open(backend, device), path, m > 1, x_dtype(x), fast_decode, shape[-1])
     bound = _bound(qt, key, lambda: _BoundGemv(qt, x, path, backend, device, fast_decode))
-    dev, n_out = bound.dev, bound.n_out
+    dev, n_out = bound.dev, bound.sizes["N"]
     native = dev.is_native(x)
     like = x if native else None
     values: dict[str, Any] = {"x": x}

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import QKGenError
 from ..formats import Format, family_of, get
 from ..formats import reference
+from ..formats.reference import host_f32
 from ..kernels.render import render
 from ..runtime import api, plan
 from .catalog import variants
@@ -39,11 +40,6 @@ def sample(fmt: Format, rng: np.random.Generator, nested: bool = False, scale_mo
     x = rng.standard_normal(shape).astype(np.float32)
     x.flat[rng.integers(0, x.size, 3)] *= 8.0
     return reference.quantize(x, fmt, blocksize=blocksize, nested=nested, scale_mode=scale_mode)
-
-
-def host_f32(out: np.ndarray, dtype: str) -> np.ndarray:
-    """Kernel output (host copy) as f32 values."""
-    return reference.bf16_to_f32(out) if dtype == "bf16" else np.asarray(out, dtype=np.float32)
 
 
 def compare(out: np.ndarray, ref_f32: np.ndarray, dtype: str) -> tuple[bool, float]:

@@ -58,7 +58,7 @@ def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
 
 def to_f32(host: np.ndarray, dtype: str) -> np.ndarray:
     """A host copy of a kernel input or output (bf16: uint16 bits) as float32."""
-    return reference.bf16_to_f32(host) if dtype == "bf16" else np.asarray(host, dtype=np.float32)
+    return reference.host_f32(host, dtype)
 
 
 def variant_words(fmt) -> dict[str, dict]:

@@ -12,7 +12,8 @@ from qkgen import formats as F
 def test_formats_api_lists_every_row():
     assert [f.name for f in qkgen.formats()] == list(F.FORMATS)
     assert set(F.FORMATS) == {"nf4", "fp4", "blockwise8", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1",
-                              "int8", "int4", "int2", "int1"}  # fmt: skip
+                              "int8", "int4", "int2", "int1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k",
+                              "mxfp4", "nvfp4"}  # fmt: skip
 
 
 @pytest.mark.parametrize("fmt", F.ROWS, ids=lambda f: f.name)
@@ -21,7 +22,7 @@ def test_row_invariants(fmt):
     assert fmt.per_byte * fmt.low_bits == 8
     if fmt.inline:
         assert sum(f.nbytes for f in fmt.fields) == fmt.block_bytes
-        assert fmt.member("qs").nbytes * 8 == fmt.block * fmt.low_bits
+        assert fmt.member(fmt.codes_field).nbytes * 8 == fmt.block * fmt.low_bits
         assert fmt.block_bytes % fmt.block_align == 0
     if fmt.code == "table":
         assert len(fmt.table) == 2**fmt.bits
@@ -77,12 +78,65 @@ def test_unknown_format_and_blocksize():
         F.check_blocksize(F.get("blockwise8"), 32)
 
 
-def test_rows_the_templates_cannot_decode_are_refused_not_rendered_wrong():
-    """K-quant and FP4 rows are defined (reference codecs) but their sub-block scales have no
-    decode in the templates yet: every op refuses them by their row facts."""
-    from qkgen.formats import kquant, mxfp4
-    from qkgen.kernels.ops import OPS
+@pytest.mark.parametrize("fmt", [f for f in F.ROWS if f.inline], ids=lambda f: f.name)
+def test_planes_place_every_code_bit_once(fmt):
+    """locate() over the planes is a bijection: every bit of every code field belongs to exactly
+    one element, and the planes' bits make up the code."""
+    e = np.arange(fmt.block)
+    assert sum(p.bits for p in fmt.planes) == fmt.bits and fmt.planes[0].shift == 0
+    for k, p in enumerate(fmt.planes):
+        byte, shift = F.locate(fmt, e, plane=k)
+        bits = np.asarray(byte) * 8 + np.asarray(shift)
+        assert np.array_equal(np.sort(bits), np.arange(fmt.block) * p.bits), p
+        assert fmt.member(p.field).nbytes * 8 == fmt.block * p.bits
 
-    for row in (*kquant.ROWS, *mxfp4.ROWS):
-        for op in OPS:
-            assert not OPS[op].accepts(row), (op, row.name)
+
+def test_k_quant_planes_follow_ggml():
+    """Byte and bit of a few elements, read off ggml's dequantize_row_q*_K loops."""
+    q4k, q6k, q3k = F.get("q4_k"), F.get("q6_k"), F.get("q3_k")
+    assert F.locate(q4k, 100) == (32 + 4, 4)  # second 64: bytes 32..63, element 32+j in the high nibble
+    assert F.locate(q6k, 200) == (64 + 8, 4) and F.locate(q6k, 200, plane=1) == (32 + 8, 4)
+    assert F.locate(q3k, 77) == (13, 4) and F.locate(q3k, 77, plane=1) == (13, 2)
+    assert F.locate(F.get("q5_0"), 21, plane=1) == (2, 5)  # q5_0: bit e of qh
+
+
+def test_sub_scale_facts():
+    facts = {f.name: (f.sub_block, f.sub_scales, f.scales_field, f.has_min) for f in F.ROWS if f.sub_scales}
+    assert facts == {"q2_k": (16, "nibbles", "scales", True), "q3_k": (16, "k3", "scales", False),
+                     "q4_k": (32, "k4", "scales", True), "q5_k": (32, "k4", "scales", True),
+                     "q6_k": (16, "i8", "scales", False), "mxfp4": (32, "e8m0_half", "e", False),
+                     "nvfp4": (16, "ue4m3_half", "d", False)}  # fmt: skip
+    assert F.get("q8_k").member("d").ctype == "f32" and F.get("q8_k").sub_scales is None
+
+
+@pytest.mark.parametrize(
+    "name, change, field",
+    [
+        ("q4_k", dict(sub_scales="k3"), "scales_field"),
+        ("q4_k", dict(sub_block=None), "sub_scales"),
+        ("q4_k", dict(unit=48), "unit"),
+        ("q6_k", dict(high_bits=1), "bits"),
+        ("q6_k", dict(high_unit=100), "high_unit"),
+        ("q2_k", dict(scale="d"), "scale"),
+        ("mxfp4", dict(sub_scales="k4"), "scales_field"),
+        ("q4_0", dict(high_bits=2), "high_bits"),
+        ("q4_k", dict(sub_scales="k5"), "sub_scales"),
+    ],
+)
+def test_invalid_sub_block_rows_are_rejected_naming_the_field(name, change, field):
+    with pytest.raises(F.FormatError, match=f"field '{field}'"):
+        F.check_row(dataclasses.replace(F.get(name), **change))
+
+
+def test_gemv_refuses_sub_block_rows_with_a_clear_error():
+    """The GEMV templates (float and int8-dot paths) decode one scale per block: the K-quant and FP4
+    rows are refused by every GEMV op, by name, with what is allowed."""
+    from qkgen.errors import QKGenValueError
+    from qkgen.kernels.ops import OPS
+    from qkgen.kernels.render import render
+
+    for name in ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "mxfp4", "nvfp4"):
+        for op in ("gemv", "gemv_int8dot", "quantize_q8_1"):
+            assert not OPS[op].accepts(F.get(name)), (op, name)
+            with pytest.raises(QKGenValueError, match=f"format: {op} does not take {name}; allowed: "):
+                render(op, name, "opencl")

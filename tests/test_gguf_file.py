@@ -32,11 +32,12 @@ def sample(tmp_path, rng, fmt="q4_1", shape=(48, 96)):
 
 @pytest.mark.parametrize("fmt", GGUF_FORMATS)
 def test_roundtrip_every_gguf_format(tmp_path, rng, fmt):
-    path, tensors, _ = sample(tmp_path, rng, fmt, shape=(40, 64))  # N != K: the order matters
+    shape = (40, max(64, 2 * qkgen.formats.get(fmt).block))  # N != K: the order matters; whole blocks a row
+    path, tensors, _ = sample(tmp_path, rng, fmt, shape=shape)
     got = qgguf.load(path)
     assert list(got) == list(tensors)
     qt = got["blk.0.attn_q.weight"]
-    assert qt.format.name == fmt and qt.shape == (40, 64)
+    assert qt.format.name == fmt and qt.shape == shape
     assert np.array_equal(np.asarray(qt.data), tensors["blk.0.attn_q.weight"].data)
     assert np.array_equal(ref.dequantize(qt), ref.dequantize(tensors["blk.0.attn_q.weight"]))
     assert np.array_equal(got["blk.0.attn_norm.weight"], tensors["blk.0.attn_norm.weight"])
@@ -76,11 +77,11 @@ def test_loaded_weight_runs_on_a_device(tmp_path, rng):
 
 
 def test_unsupported_type_names_tensor_type_and_allowed(tmp_path, rng):
-    path = tmp_path / "q2k.gguf"
+    path = tmp_path / "iq4nl.gguf"
     w = gguf.GGUFWriter(str(path), "llama")
-    w.add_tensor("blk.0.ffn_up.weight", np.zeros((4, 84), np.uint8), raw_dtype=gguf.GGMLQuantizationType.Q2_K)
+    w.add_tensor("blk.0.ffn_up.weight", np.zeros((4, 18), np.uint8), raw_dtype=gguf.GGMLQuantizationType.IQ4_NL)
     w.write_header_to_file(), w.write_kv_data_to_file(), w.write_tensors_to_file(), w.close()
-    with pytest.raises(QKGenValueError, match=r"blk\.0\.ffn_up\.weight.*Q2_K.*allowed: F32, F16, BF16, Q4_0"):
+    with pytest.raises(QKGenValueError, match=r"blk\.0\.ffn_up\.weight.*IQ4_NL.*allowed: F32, F16, BF16, Q4_0.*Q6_K"):
         qgguf.load(path)
 
 

@@ -3,8 +3,7 @@ reference codecs: dequantize bit-exact with gguf-py, quantizers bit-exact with g
 ggml's own C reference (compiled here from ../shared/peers/ggml with -ffp-contract=off, when present),
 error bounds, and a GGUF file round trip.
 
-The rows are not in the format table yet (no kernel renders them): tests that need them by name
-register them for their duration only (the `registered` fixture).
+The rows are in the format table (phase 2): the reference dequantize reads every fact from the row.
 """
 
 import ctypes
@@ -18,7 +17,7 @@ import pytest
 from qkgen import formats as F
 from qkgen.formats import kquant as K
 from qkgen.formats import mxfp4 as M
-from qkgen.formats import registry
+from qkgen.formats import reference as R
 from qkgen.formats.qtensor import QTensor
 
 gguf = pytest.importorskip("gguf")
@@ -113,7 +112,7 @@ def test_bad_k_rows_are_rejected_naming_a_field(change):
 def test_dequantize_random_and_edge_blocks_bit_exact_with_gguf(fmt):
     rng = np.random.default_rng(fmt.gguf_type)
     blocks = np.concatenate([_random_blocks(fmt, 300, rng), _edge_blocks(fmt, rng)])
-    ours = K.dequantize(_qt(fmt, blocks))
+    ours = R.dequantize(_qt(fmt, blocks))
     with np.errstate(over="ignore"):
         theirs = gguf.quants.dequantize(blocks, GT(fmt.gguf_type)).reshape(-1)
     assert _same_bits(ours, theirs)
@@ -125,7 +124,7 @@ def test_q8_k_dequantize_is_d_times_q():
     blocks = _random_blocks(fmt, 50, rng)
     d = blocks[:, :4].copy().view("<f4")
     q = blocks[:, 4:260].view(np.int8).astype(f32)
-    assert _same_bits(K.dequantize(_qt(fmt, blocks)), (d * q).reshape(-1))
+    assert _same_bits(R.dequantize(_qt(fmt, blocks)), (d * q).reshape(-1))
 
 
 @pytest.mark.parametrize("fmt", NEW_ROWS, ids=ids)
@@ -139,7 +138,7 @@ def test_quantize_then_dequantize_error_bounds_and_gguf_agrees(fmt):
     x = (rng.standard_normal((48, 512)) * np.exp2(rng.uniform(low, 8, (48, 1)))).astype(f32)
     x[0] = 0  # an all-zero row decodes to zeros
     blocks = _quantize_blocks(fmt, x)
-    y = K.dequantize(_qt(fmt, blocks, x.shape))
+    y = R.dequantize(_qt(fmt, blocks, x.shape))
     err = np.abs(x - y).reshape(-1, fmt.block)
     amax = np.abs(x).reshape(-1, fmt.block).max(axis=1)
     assert not y[0].any()
@@ -211,25 +210,17 @@ def test_quantize_bytes_equal_ggml_c_reference(fmt, ggml_c):
     back = np.zeros(x.size, f32)
     c_deq = getattr(ggml_c, f"dequantize_row_{_c_name(fmt)}")
     c_deq(out.ctypes.data_as(ctypes.c_void_p), back.ctypes.data_as(ctypes.c_void_p), ctypes.c_int64(x.size))
-    assert _same_bits(K.dequantize(_qt(fmt, out)), back)
+    assert _same_bits(R.dequantize(_qt(fmt, out)), back)
 
 
 # ---- by name, through the registry: QTensor.from_gguf / to_gguf, reference.quantize, a GGUF file ----
 
 
-@pytest.fixture
-def registered():
-    """The new rows registered for one test, then removed again (until the table lists them)."""
-    added = [registry.register(r).name for r in NEW_ROWS if r.name not in F.FORMATS]
-    yield
-    for name in added:
-        registry._ROWS.pop(name, None)
+def test_new_rows_are_in_the_table():
+    assert all(F.get(r.name) is r for r in NEW_ROWS)
 
 
-@pytest.mark.usefixtures("registered")
 def test_gguf_file_round_trip(tmp_path):
-    from qkgen.formats import reference as R
-
     rng = np.random.default_rng(12)
     path = tmp_path / "k.gguf"
     writer = gguf.GGUFWriter(str(path), "llama")
@@ -249,6 +240,6 @@ def test_gguf_file_round_trip(tmp_path):
         qt = QTensor.from_gguf(t.data, GT(t.tensor_type), shape)
         assert qt.format.name == t.name and qt.shape == want.shape
         assert np.array_equal(np.asarray(qt.to_gguf()), np.asarray(want.to_gguf()))
-        assert _same_bits(K.dequantize(qt), K.dequantize(want))
+        assert _same_bits(R.dequantize(qt), R.dequantize(want))
         if qt.format in IN_GGUF_PY:
-            assert _same_bits(K.dequantize(qt), gguf.quants.dequantize(t.data, t.tensor_type))
+            assert _same_bits(R.dequantize(qt), gguf.quants.dequantize(t.data, t.tensor_type))

@@ -1,8 +1,8 @@
 """Reference codec pieces shared by every family: numeric rules and code packing.
 
-Everything here follows the row: where a code sits comes from `locate()` (pack, msb_first,
-low_bits) plus the inline fields and the high-bit field; what it means from code / table / step /
-zero. The families (bnb4, bnb8, gguf, plain_int) choose statistics; this module does the rest.
+Everything here follows the row: where a code's bits sit comes from the row's planes and
+`locate()` (pack, unit, msb_first, low_bits; the high-bit field with high_bits and high_unit); what
+it means from code / table / step / zero. The families (bnb4, bnb8, gguf, plain_int) choose statistics; this module does the rest.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FormatError, QKGenValueError
-from .row import Format, locate
+from .row import FIELD_TYPES, Format, Plane
 
 _F32 = np.float32
 
@@ -91,33 +91,33 @@ def bf16_to_f32(bits: Any) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
-def _slot_matrix(fmt: Format, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """For `count` consecutive codes of one packing unit: (elem[byte, slot], shift[slot]),
-    elem[b, s] the element whose code sits in byte b, slot s (from locate())."""
+def _slot_matrix(plane: Plane, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """For `count` consecutive codes of one plane (whole packing units): (elem[byte, slot],
+    shift[slot]), elem[b, s] the element whose bits sit in byte b, slot s (from locate())."""
     e = np.arange(count)
-    byte, shift = locate(fmt, e)
-    slot = shift // fmt.low_bits
-    slot = (fmt.per_byte - 1 - slot) if fmt.msb_first else slot
-    elem = np.empty((count // fmt.per_byte, fmt.per_byte), dtype=np.intp)
+    byte, shift = plane.locate(e)
+    slot = shift // plane.bits
+    slot = (plane.per_byte - 1 - slot) if plane.msb_first else slot
+    elem = np.empty((count // plane.per_byte, plane.per_byte), dtype=np.intp)
     elem[byte, slot] = e
-    shifts = np.empty(fmt.per_byte, dtype=np.uint8)
+    shifts = np.empty(plane.per_byte, dtype=np.uint8)
     shifts[slot] = shift
     return elem, shifts
 
 
-def _pack_low(codes: np.ndarray, fmt: Format, count: int) -> np.ndarray:
-    """Low bits of codes [..., count] -> packed bytes [..., count // per_byte]."""
-    elem, shift = _slot_matrix(fmt, count)
-    low = (codes & fmt.mask).astype(np.uint8)
-    return np.bitwise_or.reduce(low[..., elem] << shift, axis=-1).astype(np.uint8)
+def _pack_plane(codes: np.ndarray, plane: Plane, count: int) -> np.ndarray:
+    """The plane's bits of codes [..., count] -> packed bytes [..., count // per_byte]."""
+    elem, shift = _slot_matrix(plane, count)
+    part = ((codes >> plane.shift) & plane.mask).astype(np.uint8)
+    return np.bitwise_or.reduce(part[..., elem] << shift, axis=-1).astype(np.uint8)
 
 
-def _unpack_low(packed: np.ndarray, fmt: Format, count: int) -> np.ndarray:
-    """Packed bytes [..., count // per_byte] -> low bits of codes [..., count], as int32."""
-    elem, shift = _slot_matrix(fmt, count)
+def _unpack_plane(packed: np.ndarray, plane: Plane, count: int) -> np.ndarray:
+    """Packed bytes [..., count // per_byte] -> the plane's bits of codes [..., count] (in place), int32."""
+    elem, shift = _slot_matrix(plane, count)
     out = np.empty(packed.shape[:-1] + (count,), dtype=np.int32)
-    out[..., elem] = (packed[..., :, None] >> shift) & fmt.mask
-    return out
+    out[..., elem] = (packed[..., :, None] >> shift) & plane.mask
+    return out << plane.shift
 
 
 def _flat_unit(fmt: Format) -> int:
@@ -133,26 +133,23 @@ def pack_codes(codes: Any, fmt: Format, n: int, fill: int = 0) -> np.ndarray:
     Codes are integers as unpack_codes returns them (table index, unsigned field, or two's
     complement value; only the low `bits` bits are used). Formats with separate statistics get
     ceil(n * low_bits / 8) bytes, the padding slots of the last byte holding `fill`. Inline (GGUF)
-    formats get nblocks * block_bytes bytes with the codes field and the high-bit field filled and
-    every statistics field zero (the quantizer writes those).
+    formats get nblocks * block_bytes bytes with every code plane (fmt.planes: the low bits, the
+    high bits) filled and every statistics field zero (the quantizer writes those).
     """
     codes = np.asarray(codes).reshape(-1)[:n].astype(np.int64)
     if not fmt.inline:
         unit = _flat_unit(fmt)
         padded = np.full(-(-n // unit) * unit, fill, dtype=np.int64)
         padded[:n] = codes
-        return _pack_low(padded.reshape(-1, unit), fmt, unit).reshape(-1)[: -(-n * fmt.low_bits // 8)]
+        low = fmt.planes[0]
+        return _pack_plane(padded.reshape(-1, unit), low, unit).reshape(-1)[: -(-n * fmt.low_bits // 8)]
     if n % fmt.block:
         raise QKGenValueError(f"n: {n} is not a multiple of {fmt.name}'s block {fmt.block}")
     blocks = codes.reshape(-1, fmt.block)
     data = np.zeros((blocks.shape[0], fmt.block_bytes), dtype=np.uint8)
-    at = fmt.offsets[fmt.codes_field]
-    data[:, at : at + fmt.code_bytes(fmt.block)] = _pack_low(blocks, fmt, fmt.block)
-    if fmt.high_bit_field:
-        # bit e of the little-endian u32 field is element e's bit `low_bits`
-        high = ((blocks >> fmt.low_bits) & 1).astype(np.uint8)
-        at = fmt.offsets[fmt.high_bit_field]
-        data[:, at : at + fmt.block // 8] = np.packbits(high, axis=-1, bitorder="little")
+    for plane in fmt.planes:
+        at = fmt.offsets[plane.field]
+        data[:, at : at + fmt.block * plane.bits // 8] = _pack_plane(blocks, plane, fmt.block)
     return data.reshape(-1)
 
 
@@ -165,20 +162,18 @@ def unpack_codes(fmt: Format, data: np.ndarray, n: int) -> np.ndarray:
     """Raw codes of the first n elements, flat int32, before table / step / zero / scale.
 
     table codes: the table index; unsigned codes: the stored field (q5: with the fifth bit from the
-    high-bit field merged in); signed codes: the two's-complement value.
+    high-bit field merged in; q6_k: its two high bits); signed codes: the two's-complement value.
     """
     data = data.reshape(-1)
     if fmt.inline:
         blocks = data.reshape(-1, fmt.block_bytes)
-        at = fmt.offsets[fmt.codes_field]
-        codes = _unpack_low(blocks[:, at : at + fmt.code_bytes(fmt.block)], fmt, fmt.block)
-        if fmt.high_bit_field:
-            at = fmt.offsets[fmt.high_bit_field]
-            high = np.unpackbits(blocks[:, at : at + fmt.block // 8], axis=-1, bitorder="little")
-            codes |= high.astype(np.int32) << fmt.low_bits
+        codes = np.zeros((blocks.shape[0], fmt.block), dtype=np.int32)
+        for plane in fmt.planes:
+            at = fmt.offsets[plane.field]
+            codes |= _unpack_plane(blocks[:, at : at + fmt.block * plane.bits // 8], plane, fmt.block)
     else:
         unit = _flat_unit(fmt)
-        codes = _unpack_low(data.reshape(-1, unit // fmt.per_byte), fmt, unit)
+        codes = _unpack_plane(data.reshape(-1, unit // fmt.per_byte), fmt.planes[0], unit)
     codes = codes.reshape(-1)[:n]
     if fmt.code == "signed":
         codes = _sign_extend(codes, fmt.bits)
@@ -193,10 +188,11 @@ def code_values(fmt: Format, codes: Any) -> np.ndarray:
     return (codes.astype(np.int64) * fmt.step - fmt.zero).astype(_F32)
 
 
-def read_f16(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
-    """Field `name` (an f16) of every inline block [nblocks, block_bytes], as float32."""
-    at = fmt.offsets[name]
-    return np.ascontiguousarray(blocks[:, at : at + 2]).view("<f2").reshape(-1).astype(_F32)
+def read_float(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
+    """Float field `name` (f16 or f32, one value) of every inline block [nblocks, block_bytes], as float32."""
+    f = fmt.member(name)
+    at, np_type = fmt.offsets[name], FIELD_TYPES[f.ctype][1]
+    return np.ascontiguousarray(blocks[:, at : at + f.nbytes]).view(np_type).reshape(-1).astype(_F32)
 
 
 def inverse(d: np.ndarray) -> np.ndarray:

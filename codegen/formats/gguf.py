@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import QKGenValueError
-from . import codec
+from . import codec, subscales
 from .family import Family, register_family
 from .qtensor import QTensor
 from .row import Field, Format
@@ -63,9 +63,11 @@ class Gguf(Family):
 
     def element_scales(self, qt: QTensor, data: np.ndarray):
         fmt = qt.format
+        if fmt.sub_scales is not None:  # K-quants, FP4: a scale (and min) per sub-block
+            return subscales.element_scales(fmt, data, qt.n)
         blocks = data.reshape(-1, fmt.block_bytes)
-        d = np.repeat(codec.read_f16(blocks, fmt, "d"), fmt.block)
-        m = np.repeat(codec.read_f16(blocks, fmt, "m"), fmt.block) if fmt.scale == "d_m" else None
+        d = np.repeat(codec.read_float(blocks, fmt, "d"), fmt.block)
+        m = np.repeat(codec.read_float(blocks, fmt, "m"), fmt.block) if fmt.scale == "d_m" else None
         return d, m
 
     def from_gguf(self, blocks: Any, fmt: Format, shape: Any) -> QTensor:

@@ -1,8 +1,11 @@
 """GGUF K-quants (Q2_K .. Q6_K, Q8_K): 256-element super-blocks laid out as ggml-common.h declares
 them. Value = f32(f32(D * s_j) * q) - f32(Dmin * m_j), D/Dmin the super-block scales (f16; q8_k:
 f32), s_j/m_j the integer scale/min of the element's sub-block (q3_k/q6_k: no min; q8_k: D * q), as
-ggml's dequantize_row_q*_K and gguf-py compute it. Where code bits sit is locate(): each code plane
-(qs or ql, and the high bits in qh/hmask) is a small split-packed Format whose block is its unit.
+ggml's dequantize_row_q*_K and gguf-py compute it. All of it is row data: where code bits sit is
+the row's planes (row.locate: the low bits split-packed in units of `unit` elements, the high bits
+of hmask/qh in units of `high_unit`), the sub-block scales are `sub_scales` (subscales.py decodes
+them), so the codec, the reference and the kernel templates need nothing from this module but
+the quantizer.
 
 Reference quantizers: llama.cpp's quantize_row_q*_K_ref from its algorithm (make_qkx2_quants for
 q2_k/q4_k/q5_k, make_q3_quants for q3_k, make_qx_quants for q6_k, amax/127 for q8_k), in numpy: every
@@ -12,168 +15,21 @@ nearest_int emulated bit for bit. Equal bytes to ggml-quants.c built with -ffp-c
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ..errors import QKGenValueError
 from . import codec
-from .family import family_of, register_family
+from .family import register_family
 from .gguf import Gguf
-from .qtensor import QTensor, validate
 from .row import Field, Format
+from .subscales import decode as decode_sub_scales
+from .subscales import encode as encode_sub_scales
+from .subscales import field as _field
 
 _F32 = np.float32
 QK_K = 256
 GROUP_MAX_EPS = _F32(1e-15)
-
-
-# ---- Facts to move into the row (row.py has no field for them yet); see the report / issue 13. ----
-
-
-@dataclass(frozen=True)
-class Plane:
-    """`bits` of every code, at bit `shift` of the code, in inline field `field`: split-packed in
-    units of `unit` elements (locate() of a Format whose block is the unit)."""
-
-    field: str
-    bits: int
-    unit: int
-    shift: int = 0
-
-
-@dataclass(frozen=True)
-class KFacts:
-    planes: tuple[Plane, ...]  # low plane first
-    sub_block: int  # elements per sub-block scale (QK_K: one scale for the super-block)
-    sub_scales: str  # k4: 6-bit scale+min in 12 bytes; k3: 6-bit signed in 12; nibbles; i8; none
-    d_type: str = "f16"  # super-block scale `d` (and `dmin`); q8_k: f32 d, i16 bsums, held as u8 bytes
-
-
-ROW_FACTS = MappingProxyType({
-    "q2_k": KFacts((Plane("qs", 2, 128),), 16, "nibbles"),
-    "q3_k": KFacts((Plane("qs", 2, 128), Plane("hmask", 1, 256, 2)), 16, "k3"),
-    "q4_k": KFacts((Plane("qs", 4, 64),), 32, "k4"),
-    "q5_k": KFacts((Plane("qs", 4, 64), Plane("qh", 1, 256, 4)), 32, "k4"),
-    "q6_k": KFacts((Plane("ql", 4, 128), Plane("qh", 2, 128, 4)), 16, "i8"),
-    "q8_k": KFacts((Plane("qs", 8, 256),), QK_K, "none", "f32"),
-})  # fmt: skip
-
-
-class KRow(Format):
-    """low_bits = bits - the high planes' bits (q6_k: 2 high bits). To go when row.py has `high_bits`."""
-
-    @property
-    def low_bits(self) -> int:
-        facts = ROW_FACTS.get(self.name)
-        high = sum(p.bits for p in facts.planes[1:]) if facts else int(self.high_bit_field is not None)
-        return self.bits - high
-
-
-@functools.lru_cache(maxsize=None)
-def plane_format(fmt: Format, plane: Plane) -> Format:
-    """The plane as a Format: block = its unit, its bytes as `qs`; codec (un)packs it by locate()."""
-    nbytes = plane.unit * plane.bits // 8
-    signed = fmt.code == "signed" and plane.bits == fmt.bits
-    return Format(name=f"{fmt.name}_{plane.field}", family=FAMILY_NAME, doc=f"{fmt.name}: {plane.field}",
-                  bits=plane.bits, block=plane.unit, blocksizes=(plane.unit,), msb_first=False, scale="d",
-                  pack="split" if plane.bits < 8 else "interleaved", code="signed" if signed else "unsigned",
-                  fields=(Field("qs", "u8", nbytes),), block_bytes=nbytes)  # fmt: skip
-
-
-def _field(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
-    at = fmt.offsets[name]
-    return blocks[:, at : at + fmt.member(name).nbytes]
-
-
-def unpack_planes(fmt: Format, planes: tuple[Plane, ...], data: np.ndarray, n: int) -> np.ndarray:
-    """Raw codes of the first n elements: every plane's bits, unpacked by codec, at their shift."""
-    blocks = np.asarray(data).reshape(-1, fmt.block_bytes)
-    codes = np.zeros((blocks.shape[0], fmt.block), dtype=np.int32)
-    for p in planes:
-        raw = np.ascontiguousarray(_field(blocks, fmt, p.field)).reshape(-1)
-        codes |= codec.unpack_codes(plane_format(fmt, p), raw, codes.size).reshape(codes.shape) << p.shift
-    return codes.reshape(-1)[:n]
-
-
-def pack_planes(fmt: Format, planes: tuple[Plane, ...], codes: np.ndarray, blocks: np.ndarray) -> None:
-    """Write codes [nblocks, block] into the planes of blocks [nblocks, block_bytes]."""
-    for p in planes:
-        part = (codes >> p.shift) & ((1 << p.bits) - 1) if p.shift else codes
-        packed = codec.pack_codes(part, plane_format(fmt, p), codes.size).reshape(len(blocks), -1)
-        blocks[:, fmt.offsets[p.field] : fmt.offsets[p.field] + packed.shape[1]] = packed
-
-
-def dequantize(qt: QTensor) -> np.ndarray:
-    """float32 values: reference.dequantize's rule, codes from the family's unpack_codes hook."""
-    validate(qt)
-    data, fam = codec.host_array(qt.data), family_of(qt.format)
-    unpack = getattr(fam, "unpack_codes", codec.unpack_codes)  # families without the hook: locate() per block
-    values = codec.code_values(qt.format, unpack(qt.format, data, qt.n))
-    scale, m = fam.element_scales(qt, data)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = values * scale
-        return (out if m is None else out + m).reshape(qt.shape)
-
-
-def _read_d(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
-    if ROW_FACTS[fmt.name].d_type == "f32":
-        return np.ascontiguousarray(_field(blocks, fmt, name)).view("<f4").reshape(-1).astype(_F32)
-    return codec.read_f16(blocks, fmt, name)
-
-
-def decode_sub_scales(kind: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """Sub-block (scale, min) integers [nblocks, nsub] from the scales field bytes [nblocks, k]."""
-    s = s.astype(np.int32)
-    if kind == "nibbles":
-        return s & 0xF, s >> 4
-    if kind == "i8":
-        return np.where(s >= 128, s - 256, s), None
-    if kind == "k4":  # j < 4: s[j] & 63, s[j+4] & 63; else low nibbles of s[j+4], high bits of s[j-4], s[j]
-        lo, mid, hi = s[:, 0:4], s[:, 4:8], s[:, 8:12]
-        return (np.concatenate([lo & 63, (hi & 0xF) | ((lo >> 6) << 4)], axis=1),
-                np.concatenate([mid & 63, (hi >> 4) | ((mid >> 6) << 4)], axis=1))  # fmt: skip
-    if kind == "k3":  # low nibbles: s[j] (j < 8), s[j-8] >> 4; 2 high bits: s[8 + j%4] >> 2*(j//4)
-        j = np.arange(16)
-        low = np.where(j < 8, s[:, j % 8] & 0xF, s[:, j % 8] >> 4)
-        high = (s[:, 8 + j % 4] >> (2 * (j // 4))) & 3
-        return (low | (high << 4)) - 32, None
-    raise QKGenValueError(f"sub_scales: {kind!r}")
-
-
-def encode_sub_scales(kind: str, sc: np.ndarray, mn: np.ndarray | None) -> np.ndarray:
-    """The inverse of decode_sub_scales (sc, mn already in their stored ranges)."""
-    sc = sc.astype(np.int32)
-    if kind == "nibbles":
-        return ((sc | (mn << 4)) & 0xFF).astype(np.uint8)
-    if kind == "i8":
-        return (sc & 0xFF).astype(np.uint8)
-    if kind == "k4":
-        out = np.concatenate([sc[:, :4] | ((sc[:, 4:] >> 4) << 6), mn[:, :4] | ((mn[:, 4:] >> 4) << 6),
-                              (sc[:, 4:] & 0xF) | ((mn[:, 4:] & 0xF) << 4)], axis=1)  # fmt: skip
-        return out.astype(np.uint8)
-    if kind == "k3":
-        u = sc + 32
-        out = np.zeros((len(u), 12), dtype=np.int32)
-        out[:, :8] = (u[:, :8] & 0xF) | ((u[:, 8:] & 0xF) << 4)
-        for j in range(16):
-            out[:, 8 + j % 4] |= (u[:, j] >> 4) << (2 * (j // 4))
-        return out.astype(np.uint8)
-    raise QKGenValueError(f"sub_scales: {kind!r}")
-
-
-def block_scales(fmt: Format, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """(f32(D * s_j), f32(Dmin * m_j) or None) per sub-block [nblocks, nsub], as ggml computes them."""
-    facts = ROW_FACTS[fmt.name]
-    d = _read_d(blocks, fmt, "d")[:, None]
-    if facts.sub_scales == "none":
-        return d, None
-    sc, mn = decode_sub_scales(facts.sub_scales, _field(blocks, fmt, "scales"))
-    mins = None if mn is None else _read_d(blocks, fmt, "dmin")[:, None] * mn.astype(_F32)
-    return d * sc.astype(_F32), mins
 
 
 # ---- llama.cpp's reference quantizers, vectorized over sub-blocks (rows of x), float32 throughout ----
@@ -305,8 +161,8 @@ def _f16(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # (GGML_FP32_TO_FP16 
 
 def quantize_blocks(fmt: Format, xb: np.ndarray) -> np.ndarray:
     """quantize_row_<fmt>_ref on super-blocks xb [nblocks, 256] f32 -> block bytes [nblocks, block_bytes]."""
-    facts, nb = ROW_FACTS[fmt.name], len(xb)
-    sub, nmax = facts.sub_block, (1 << fmt.bits) - 1
+    kind, nb = fmt.sub_scales, len(xb)
+    sub, nmax = fmt.sub_block or QK_K, (1 << fmt.bits) - 1
     x = xb.reshape(-1, sub)
     out = np.zeros((nb, fmt.block_bytes), dtype=np.uint8)
 
@@ -315,33 +171,33 @@ def quantize_blocks(fmt: Format, xb: np.ndarray) -> np.ndarray:
 
     zero_block = np.zeros(nb, bool)
     with np.errstate(all="ignore"):
-        if facts.sub_scales == "none":  # q8_k: q = min(127, nearest_int(-127/max * x)), d = 1/iscale
+        if kind is None:  # q8_k: q = min(127, nearest_int(-127/max * x)), d = 1/iscale
             mx, amax = _max_abs(xb)
             iscale = _F32(-127) / mx
             q = np.where(amax[:, None] == 0, 0, _i8(np.minimum(127, nearest_int(iscale[:, None] * xb))))
             put("d", np.where(amax == 0, _F32(0), _F32(1) / iscale).astype("<f4")[:, None].view(np.uint8))
             put("bsums", q.reshape(nb, -1, 16).sum(axis=2).astype("<i2").view(np.uint8))
-            pack_planes(fmt, facts.planes, q.astype(np.int64), out)
+            out |= codec.pack_codes(q, fmt, q.size).reshape(nb, -1)
             return out
-        if facts.sub_scales in ("nibbles", "k4"):  # a scale and a min per sub-block
+        if kind in ("nibbles", "k4"):  # a scale and a min per sub-block
             weights, rmin, rdelta, nstep, mad = _QKX2[fmt.name]
             w = np.abs(x) if weights == "abs" else np.sqrt(_seq_sum(x * x) / _F32(sub))[:, None] + np.abs(x)
             L, scales, mins = _qkx2(x, w, nmax, rmin, rdelta, nstep, mad)
             scales, mins = scales.reshape(nb, -1), mins.reshape(nb, -1)
-            top = _F32(15 if facts.sub_scales == "nibbles" else 63)
+            top = _F32(15 if kind == "nibbles" else 63)
             max_scale, max_min = np.maximum(scales.max(axis=1), 0), np.maximum(mins.max(axis=1), 0)
             ls = nearest_int(np.where(max_scale > 0, top / max_scale, 0)[:, None] * scales) & 0xFF
             lm = nearest_int(np.where(max_min > 0, top / max_min, 0)[:, None] * mins) & 0xFF
-            if facts.sub_scales == "k4":
+            if kind == "k4":
                 ls, lm = np.minimum(63, ls), np.minimum(63, lm)
-            put("scales", encode_sub_scales(facts.sub_scales, ls, lm))
+            put(fmt.scales_field, encode_sub_scales(kind, ls, lm))
             (db, d16), (mb, m16) = _f16(max_scale / top), _f16(max_min / top)
             put("d", db), put("dmin", mb)
-            sc, m = decode_sub_scales(facts.sub_scales, _field(out, fmt, "scales"))
+            sc, m = decode_sub_scales(kind, _field(out, fmt, fmt.scales_field))
             dl, ml = (d16[:, None] * sc.astype(_F32)).reshape(-1), (m16[:, None] * m.astype(_F32)).reshape(-1)
             fresh = np.clip(nearest_int((x + ml[:, None]) / dl[:, None]), 0, nmax)
         else:  # q3_k (k3) / q6_k (i8): signed scales, no min
-            k3 = facts.sub_scales == "k3"
+            k3 = kind == "k3"
             half = (nmax + 1) // 2
             L, scales = _q3(x, half) if k3 else _qx(x, half)
             scales = scales.reshape(nb, -1)
@@ -355,14 +211,14 @@ def quantize_blocks(fmt: Format, xb: np.ndarray) -> np.ndarray:
                 zero_block = max_abs < GROUP_MAX_EPS
                 sc = _i8(np.minimum(127, q))
                 live = ~zero_block
-            put("scales", encode_sub_scales(facts.sub_scales, sc, None))
+            put(fmt.scales_field, encode_sub_scales(kind, sc, None))
             db, d16 = _f16(np.where(live, _F32(1) / iscale, _F32(0)))
             put("d", db)
-            sc = decode_sub_scales(facts.sub_scales, _field(out, fmt, "scales"))[0]
+            sc = decode_sub_scales(kind, _field(out, fmt, fmt.scales_field))[0]
             dl = (d16[:, None] * sc.astype(_F32)).reshape(-1)
             fresh = np.clip(nearest_int(x / dl[:, None]), -half, half - 1) + half
         L = np.where((dl != 0)[:, None], fresh, L)  # a sub-block whose scale is 0 keeps the search's codes
-    pack_planes(fmt, facts.planes, L.reshape(nb, -1).astype(np.int64), out)
+    out |= codec.pack_codes(L, fmt, L.size).reshape(nb, -1)
     out[zero_block] = 0  # q6_k: a block of (near) zeros is all zero bytes
     return out
 FAMILY_NAME = "kquant"
@@ -373,65 +229,60 @@ class KQuant(Gguf):
     sample_shape = (7, 512)  # whole super-blocks only
 
     def check_row(self, row: Format, need) -> None:
-        facts = ROW_FACTS.get(row.name)
-        need(facts is not None, "name", f"no K-quant facts for {row.name!r}; allowed: {', '.join(ROW_FACTS)}")
         need(row.inline and row.blocksizes == (QK_K,), "block", f"one {QK_K}-element super-block")
         total = sum(f.nbytes for f in row.fields)
         need(total == row.block_bytes, "block_bytes", f"declared {row.block_bytes}, fields sum to {total}")
-        need(row.has_field("d") and row.scale in ("d", "d_m"), "scale", "K-quants scale by 'd' (and 'dmin')")
-        need((row.scale == "d_m") == row.has_field("dmin"), "fields", "'dmin' goes with scale d_m")
-        high = facts.planes[1].field if len(facts.planes) > 1 else None
-        need(row.high_bit_field == high and row.low_bits == facts.planes[0].bits, "high_bit_field",
-             "the first plane holds the low bits, high_bit_field names the second")  # fmt: skip
-        for p in facts.planes:
-            ok = row.has_field(p.field) and row.member(p.field).nbytes * 8 == QK_K * p.bits and QK_K % p.unit == 0
-            need(ok, "fields", f"{p.field!r}: {p.bits} bits per element in units dividing {QK_K}")
-        want = {"nibbles": QK_K // facts.sub_block, "i8": QK_K // facts.sub_block, "k4": 12, "k3": 12}
-        need(facts.sub_scales == "none" or row.member("scales").nbytes == want[facts.sub_scales], "fields",
-             "'scales' has the size of its encoding")  # fmt: skip
+        need(row.has_field("d") and row.member("d").ctype in ("f16", "f32") and row.member("d").count == 1, "fields",
+             "the super-block scale 'd' is one f16 (f32 for the activation format q8_k)")  # fmt: skip
+        need(row.scale == "d" or (row.scale == "d_m" and row.member("dmin") == Field("dmin", "f16")), "scale",
+             "K-quants scale by 'd', and by an f16 'dmin' for the mins of scale d_m")  # fmt: skip
+        need(row.sub_scales in (None, "k4", "k3", "nibbles", "i8"), "sub_scales", "integer sub-block scales")
+        need(row.sub_scales is not None or row.code == "signed", "sub_scales", "only q8_k has none")
+        need(row.pack == "split" or row.per_byte == 1, "pack", "codes of several bits are split-packed")
+        need(row.high_bit_field is None or row.high_unit is not None, "high_unit", "high bits are split-packed")
 
-    def chunk_limit(self, fmt: Format, blocksize: int, scale_mode) -> int:  # one scale, one slot run
-        low = ROW_FACTS[fmt.name].planes[0]
-        return min(ROW_FACTS[fmt.name].sub_block, low.unit * low.bits // 8)
-
-    def element_scales(self, qt: QTensor, data: np.ndarray):
-        scale, m = block_scales(qt.format, np.asarray(data).reshape(-1, qt.format.block_bytes))
-        per = ROW_FACTS[qt.format.name].sub_block
-        m = None if m is None else -np.repeat(m, per, axis=1).reshape(-1)
-        return np.repeat(scale, per, axis=1).reshape(-1), m
-
-    def unpack_codes(self, fmt: Format, data: np.ndarray, n: int) -> np.ndarray:  # a hook family.py lacks
-        return unpack_planes(fmt, ROW_FACTS[fmt.name].planes, data, n)
+    def chunk_limit(self, fmt: Format, blocksize: int, scale_mode) -> int:
+        return sub_block_limit(fmt)
 
     def quantize_blocks(self, fmt: Format, blocks: np.ndarray) -> np.ndarray:
         return quantize_blocks(fmt, blocks)
+
+
+def sub_block_limit(fmt: Format) -> int:
+    """Most elements a chunk may hold: one sub-block scale, one slot run of every split plane."""
+    return min([fmt.sub_block or fmt.block] + [p.run for p in fmt.planes if p.pack == "split"])
 
 
 FAMILY = register_family(KQuant())
 
 
 def row(name: str, gtype: int, fields: tuple[Field, ...], nbytes: int, doc: str, **kw) -> Format:
-    return KRow(name=name, family=FAMILY_NAME, doc=doc, block=QK_K, blocksizes=(QK_K,), fields=fields,
-                block_bytes=nbytes, msb_first=False, gguf_type=gtype, **{"pack": "split", **kw})  # fmt: skip
+    return Format(name=name, family=FAMILY_NAME, doc=doc, block=QK_K, blocksizes=(QK_K,), fields=fields,
+                  block_bytes=nbytes, msb_first=False, gguf_type=gtype, **{"pack": "split", **kw})  # fmt: skip
 
 
 _F16, _U8, _I8 = "f16", "u8", "i8"
 ROWS: tuple[Format, ...] = (
     row("q2_k", 10, (Field("scales", _U8, 16), Field("qs", _U8, 64), Field("d", _F16), Field("dmin", _F16)), 84,
-        "GGUF Q2_K: q * d*sc - dmin*m, 4-bit scale/min per 16", bits=2, code="unsigned", scale="d_m"),
+        "GGUF Q2_K: q * d*sc - dmin*m, 4-bit scale/min per 16", bits=2, code="unsigned", scale="d_m", unit=128,
+        sub_block=16, sub_scales="nibbles", scales_field="scales"),
     row("q3_k", 11, (Field("hmask", _U8, 32), Field("qs", _U8, 64), Field("scales", _U8, 12), Field("d", _F16)),
         110, "GGUF Q3_K: (q - 4) * d*sc, high bits in hmask, 6-bit scales per 16", bits=3, code="unsigned",
-        zero=4, scale="d", high_bit_field="hmask"),
+        zero=4, scale="d", unit=128, high_bit_field="hmask", high_unit=256, sub_block=16, sub_scales="k3",
+        scales_field="scales"),
     row("q4_k", 12, (Field("d", _F16), Field("dmin", _F16), Field("scales", _U8, 12), Field("qs", _U8, 128)), 144,
-        "GGUF Q4_K: q * d*sc - dmin*m, 6-bit scale/min per 32", bits=4, code="unsigned", scale="d_m"),
+        "GGUF Q4_K: q * d*sc - dmin*m, 6-bit scale/min per 32", bits=4, code="unsigned", scale="d_m", unit=64,
+        sub_block=32, sub_scales="k4", scales_field="scales"),
     row("q5_k", 13, (Field("d", _F16), Field("dmin", _F16), Field("scales", _U8, 12), Field("qh", _U8, 32),
                      Field("qs", _U8, 128)), 176,
         "GGUF Q5_K: q * d*sc - dmin*m, fifth bits in qh, 6-bit scale/min per 32", bits=5, code="unsigned",
-        scale="d_m", high_bit_field="qh"),
+        scale="d_m", unit=64, high_bit_field="qh", high_unit=256, sub_block=32, sub_scales="k4",
+        scales_field="scales"),
     row("q6_k", 14, (Field("ql", _U8, 128), Field("qh", _U8, 64), Field("scales", _I8, 16), Field("d", _F16)), 210,
         "GGUF Q6_K: (q - 32) * d*sc, 2 high bits in qh, int8 scales per 16", bits=6, code="unsigned", zero=32,
-        scale="d", high_bit_field="qh"),
-    row("q8_k", 15, (Field("d", _U8, 4), Field("qs", _I8, 256), Field("bsums", _U8, 32)), 292,
+        scale="d", low_field="ql", unit=128, high_bit_field="qh", high_bits=2, high_unit=128, sub_block=16,
+        sub_scales="i8", scales_field="scales"),
+    row("q8_k", 15, (Field("d", "f32"), Field("qs", _I8, 256), Field("bsums", "i16", 16)), 292,
         "GGUF Q8_K: q * d (f32 d), int16 sums per 16; the K-quant activation format", bits=8, pack="interleaved",
         code="signed", scale="d"),
 )  # fmt: skip

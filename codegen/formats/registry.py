@@ -34,7 +34,37 @@ def check_row(row: Format) -> None:
     need(row.high_bit_field is None or row.has_field(row.high_bit_field), "high_bit_field", "names no field")
     if row.pack == "split":
         need(row.inline, "pack", "split packing is defined per block: inline blocks only")
+    need(row.unit is None or (row.pack == "split" and row.block % row.unit == 0 and row.unit % row.per_byte == 0),
+         "unit", "split packing only, dividing the block into whole bytes")  # fmt: skip
+    need(row.high_bit_field is not None or (row.high_bits == 1 and row.high_unit is None), "high_bits",
+         "high_bits and high_unit describe high_bit_field")  # fmt: skip
+    need(8 % row.high_bits == 0 and (row.high_unit is None or row.block % row.high_unit == 0), "high_unit",
+         "high bits divide a byte; units divide the block")  # fmt: skip
+    for p in row.planes if row.inline else ():
+        need(row.has_field(p.field), "fields", f"the code plane {p.field!r} names no field")
+        need(row.member(p.field).nbytes * 8 == row.block * p.bits, "fields",
+             f"{p.field!r} holds {row.member(p.field).nbytes} bytes, {row.block * p.bits // 8} expected")  # fmt: skip
+        need(p.unit % p.per_byte == 0, "fields", f"{p.field!r}: units of whole bytes")
+    _check_sub_scales(row, need)
     family_of(row).check_row(row, need)
+
+
+# (sub-blocks, bytes of scales_field) of the packed encodings; the others take one byte per sub-block.
+_SUB_SCALE_BYTES = {"k4": (8, 12), "k3": (16, 12)}
+
+
+def _check_sub_scales(row: Format, need) -> None:
+    kind = row.sub_scales
+    need((kind is None) == (row.sub_block is None) == (row.scales_field is None), "sub_scales",
+         "sub_block, sub_scales and scales_field go together")  # fmt: skip
+    if kind is None:
+        return
+    need(row.inline and row.block % row.sub_block == 0, "sub_block", "inline rows, dividing the block")
+    need(row.has_field(row.scales_field), "scales_field", "names no field")
+    count, nbytes = _SUB_SCALE_BYTES.get(kind, (row.sub_count, row.sub_count))
+    need(row.sub_count == count and row.member(row.scales_field).nbytes == nbytes, "scales_field",
+         f"{kind} stores {count} sub-block scales in {nbytes} bytes")  # fmt: skip
+    need(row.has_min == (row.scale == "d_m"), "scale", f"d_m goes with sub-block mins ({kind})")
 
 
 def register(row: Format) -> Format:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bnb4, bnb8, gguf, plain_int
+from . import bnb4, bnb8, gguf, kquant, mxfp4, plain_int
 from .row import Field, Format
 
 
@@ -77,9 +77,12 @@ ROWS: tuple[Format, ...] = (
     plain_int.row("int2", 2, "2-bit, four per byte low bits first, value = field - 2", code="unsigned", zero=2),
     plain_int.row("int1", 1, "1-bit, eight per byte LSB first, 1 -> +1, 0 -> -1", code="unsigned", step=2,
                   zero=1),
+    *kquant.ROWS,  # Q2_K .. Q6_K, Q8_K: 256-element super-blocks with sub-block scales
+    *mxfp4.ROWS,  # MXFP4, NVFP4: E2M1 codes with E8M0 / UE4M3 scales
 )  # fmt: skip
 
 # ggml's GGML_QUANT_SIZES, restated as an independent check of the rows above.
 GGML_QUANT_SIZES = {"q4_0": (32, 18), "q4_1": (32, 20), "q5_0": (32, 22), "q5_1": (32, 24), "q8_0": (32, 34),
                     "q8_1": (32, 36)}  # fmt: skip
+GGML_QUANT_SIZES.update(kquant.GGML_QUANT_SIZES, **mxfp4.GGML_QUANT_SIZES)
 assert {f.name: (f.block, f.block_bytes) for f in ROWS if f.gguf_type is not None} == GGML_QUANT_SIZES

@@ -117,6 +117,9 @@ def _tensor_payload(name: str, t: Any):
         if t.format.gguf_type is None:
             raise QKGenValueError(f"tensors[{name!r}]: {t.describe()} has no GGUF type; allowed: GGUF formats "
                                   f"({', '.join(supported_types()[len(_FLOAT_TYPES):])}) or float arrays")  # fmt: skip
+        if t.cols % t.format.block:
+            raise QKGenValueError(f"tensors[{name!r}]: {t.describe()}: rows of {t.cols} elements; GGUF stores whole "
+                                  f"blocks a row: allowed: a last dimension that is a multiple of {t.format.block}")
         return np.ascontiguousarray(t.to_host().to_gguf()), gguf.GGMLQuantizationType(t.format.gguf_type)
     a = np.asarray(t)
     if a.dtype not in (np.float32, np.float16) or a.ndim == 0:

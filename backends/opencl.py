@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendUnavailable, BuildError, QKGenValueError
+from .alloc import check_alloc
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes,
                    scalar_dtype)  # fmt: skip
 from .opencl_bench import opencl_copy_ceiling
@@ -204,7 +205,11 @@ class OpenCLDevice(Device):
                                   f"{max(align, VECTOR_ALIGN)} bytes")  # fmt: skip
         return array.base_data.get_sub_region(array.offset, array.nbytes)
 
+    def _check_alloc(self, nbytes: int, what: str) -> None:
+        check_alloc(nbytes, int(self.dev.max_mem_alloc_size), what, self.info.name, "CL_DEVICE_MAX_MEM_ALLOC_SIZE")
+
     def upload(self, host: np.ndarray):
+        self._check_alloc(host.nbytes, "input")
         c = cl()
         flags = c.mem_flags.READ_ONLY | c.mem_flags.COPY_HOST_PTR
         return c.Buffer(self.ctx, flags, hostbuf=host if host.nbytes else np.zeros(1, np.uint8))
@@ -212,6 +217,7 @@ class OpenCLDevice(Device):
     def empty(self, count: int, dtype: str, like: Any = None, poison: bool = False):
         import pyopencl.array as cla
 
+        self._check_alloc(count * host_dtype(dtype).itemsize, "output")
         arr = cla.empty(self.queue, (count,), host_dtype(dtype))
         if poison and arr.nbytes:  # all-ones bytes: NaN in f32, f16 and bf16
             cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
@@ -254,7 +260,7 @@ class OpenCLDevice(Device):
 
 
 def _np_scalar(arg):
-    return {"u32": np.uint32, "f32": np.float32}.get(scalar_dtype(arg))
+    return {"u32": np.uint32, "u64": np.uint64, "f32": np.float32}.get(scalar_dtype(arg))
 
 
 BACKEND = OpenCLBackend()

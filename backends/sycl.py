@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import BackendUnavailable, QKGenValueError
 from ..kernels.target import Target
 from . import sycl_native
+from .alloc import check_alloc
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, ceiling_bytes, copy_gbps, host_dtype,
                    launch_shape, local_nbytes, median_of, strip_prefix, torch_dtype)  # fmt: skip
 from .opencl_target import chosen_subgroup_size
@@ -250,7 +251,11 @@ class SYCLDevice(Device):
         host = np.ascontiguousarray(host)
         return USMArray(self.upload(host), host.dtype, host.shape)
 
+    def _check_alloc(self, nbytes: int, what: str) -> None:
+        check_alloc(nbytes, int(self.sdev.max_mem_alloc_size), what, self.info.name, "max_mem_alloc_size")
+
     def upload(self, host: np.ndarray):
+        self._check_alloc(host.nbytes, "input")
         mem = dpctl().memory.MemoryUSMDevice(max(host.nbytes, 1), queue=self.queue)
         if host.nbytes:
             self.queue.memcpy(mem, host, host.nbytes)
@@ -264,6 +269,7 @@ class SYCLDevice(Device):
             if poison:
                 t.view(torch.uint8).fill_(0xFF)
             return ForeignPtr(t), t
+        self._check_alloc(count * host_dtype(dtype).itemsize, "output")
         mem = dpctl().memory.MemoryUSMDevice(max(count * host_dtype(dtype).itemsize, 1), queue=self.queue)
         if poison:  # all-ones bytes: NaN in f32, f16 and bf16
             mem.memset(0xFF)

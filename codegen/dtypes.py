@@ -36,6 +36,8 @@ _ROWS = (
     DType("u8", "uchar", 1, "uint8", ("uint8",), ("uint8",)),
     DType("i8", "char", 1, "int8", ("int8",), ("int8",)),
     DType("u32", "uint", 4, "uint32", ("uint32",), ("uint32",)),
+    # element counts and offsets that may pass 2^32 (a dialect spells the argument type it allows)
+    DType("u64", "size_t", 8, "uint64", ("uint64",), ("uint64",)),
 )
 DTYPE_TABLE = MappingProxyType({d.name: d for d in _ROWS})
 _LOOKUP = MappingProxyType({k: d for d in _ROWS for k in (d.name, *d.aliases)})

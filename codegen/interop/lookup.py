@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import QKGenValueError
-from ..runtime.api import MAX_ELEMENTS, dtype_name, weight_values
+from ..runtime.api import dtype_name, weight_values
 from ..runtime.plan import Plan
 
 
@@ -29,8 +29,6 @@ def _check(qt, ids) -> tuple[int, int, int]:
         raise QKGenValueError(f"ids: {type(ids).__name__} {dt} {list(shape)}; allowed: a non-empty 1-D uint32 array "
                               "(numpy or the device's own array type)")  # fmt: skip
     rows, k = qt.shape
-    if shape[0] * k > MAX_ELEMENTS:
-        raise QKGenValueError(f"ids: {shape[0]} rows of {k} are more than {MAX_ELEMENTS} elements; allowed: fewer ids")
     if isinstance(ids, np.ndarray) and ids.max() >= rows:
         raise QKGenValueError(f"ids: {int(ids.max())} is past the table's last row; allowed: 0..{rows - 1}")
     return shape[0], rows, k

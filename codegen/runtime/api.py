@@ -20,8 +20,9 @@ from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import is_int8dot_weight
 from .plan import Plan, ready
 
-# Kernels index elements with 32-bit integers; a chunk past the last element must not wrap.
-MAX_ELEMENTS = 2**32 - 2**16
+# Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
+# tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
+MAX_DIM = 2**32 - 1
 PATHS = ("float", "int8dot")
 
 
@@ -79,9 +80,9 @@ def _check_qtensor(qt: Any) -> QTensor:
     if not isinstance(qt, QTensor):
         raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
     validate(qt)
-    if qt.n > MAX_ELEMENTS:
-        raise QKGenValueError(f"qtensor.shape: {qt.shape} has {qt.n} elements; allowed: at most {MAX_ELEMENTS} "
-                              "(kernels index elements with 32-bit integers)")  # fmt: skip
+    if max(qt.shape, default=0) > MAX_DIM:
+        raise QKGenValueError(f"qtensor.shape: {qt.shape}; allowed: dimensions of at most {MAX_DIM} "
+                              "(kernels take sizes as 32-bit arguments)")  # fmt: skip
     return qt
 
 

@@ -15,22 +15,25 @@ void dequantize_int2_group_g64_f32(
     __global const uchar* restrict codes,
     __global const float* restrict scale,
     __global float* restrict out,
-    const uint n,
+    const ulong n,
     const uint cols,
     const uint groups_per_row)
 {
-    const uint e0 = (uint)get_global_id(0) * 64u;
+    /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
+    const size_t e0 = get_global_id(0) * 64u;
     if (e0 >= n) return;
     float v[64];
     __global const uchar* cp = codes + e0 / 4u;
+    /* the chunk's first row and column (one 64-bit division); its elements may run into later rows */
+    const size_t r0 = e0 / cols;
+    const uint c0 = (uint)(e0 % cols);
     if (e0 + 64u <= n) {
         uint w[4];
         const uint4 w_v0 = ((__global const uint4*)cp)[0];
         w[0] = w_v0.s0; w[1] = w_v0.s1; w[2] = w_v0.s2; w[3] = w_v0.s3;
         for (uint i = 0; i < 64u; ++i) {
             const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
-            const uint e = e0 + i;
-            const float s = scale[(e / cols) * groups_per_row + (e % cols) / 64u];
+            const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
             v[i] = (float)((int)q - 2) * s;
         }
         ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);
@@ -53,8 +56,7 @@ void dequantize_int2_group_g64_f32(
         /* The last, partial chunk: one byte at a time, nothing read or written past n. */
         for (uint i = 0; e0 + i < n; ++i) {
             const uint q = ((uint)cp[i / 4u] >> ((i % 4u) * 2u)) & 3u;
-            const uint e = e0 + i;
-            const float s = scale[(e / cols) * groups_per_row + (e % cols) / 64u];
+            const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
             out[e0 + i] = (float)((int)q - 2) * s;
         }
     }

@@ -164,14 +164,15 @@ void dequantize_nf4_nested_bs64_bf16(
     __global const float* restrict absmax2,
     const float offset,
     __global ushort* restrict out,
-    const uint n)
+    const ulong n)
 {
     __local float lut[16];
     __local float lut2[256];
     for (uint t = (uint)get_local_id(0); t < 16u; t += (uint)get_local_size(0)) lut[t] = TABLE[t];
     for (uint t = (uint)get_local_id(0); t < 256u; t += (uint)get_local_size(0)) lut2[t] = TABLE2[t];
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint e0 = (uint)get_global_id(0) * 32u;
+    /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
+    const size_t e0 = get_global_id(0) * 32u;
     if (e0 >= n) return;
     float v[32];
     const float s = (lut2[absmax_q[e0 / 64u]] * absmax2[(e0 / 64u) / 256u]) + offset;

@@ -20,14 +20,15 @@ __launch_bounds__(256)
 void dequantize_q5_0_f16(
     const uchar* __restrict__ blocks,
     ushort* __restrict__ out,
-    const uint n)
+    const size_t n)
 {
-    const uint e0 = (blockIdx.x * blockDim.x + threadIdx.x) * 16u;
+    /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
+    const size_t e0 = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 16u;
     if (e0 >= n) return;
     float v[16];
     /* q5_0 block: d, qh, qs (22 bytes) */
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 22u;
-    const uint eb = e0 % 32u;
+    const uint eb = (uint)(e0 % 32u);
     const float s = __half2float(*(const __half*)bp);
     /* the block's fifth bits, as two 16-bit loads (a block may be only 2-byte aligned) */
     const uint qh = (uint)((const ushort*)(bp + 2))[0]

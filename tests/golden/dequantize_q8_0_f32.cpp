@@ -19,15 +19,16 @@ SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))
 void dequantize_q8_0_f32(
     const uchar* __restrict blocks,
     float* __restrict out,
-    const uint n)
+    const size_t n)
 {
     const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();
-    const uint e0 = (uint)qk_item.get_global_id(0) * 16u;
+    /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
+    const size_t e0 = qk_item.get_global_id(0) * 16u;
     if (e0 >= n) return;
     float v[16];
     /* q8_0 block: d, qs (34 bytes) */
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 34u;
-    const uint eb = e0 % 32u;
+    const uint eb = (uint)(e0 % 32u);
     const float s = (float)(*(const sycl::half*)bp);
     const uchar* cp = bp + 2 + eb;
     uint w[4];

@@ -55,7 +55,7 @@ void gemv_int4_row_f16_mmax1(
             for (uint r = 0; r < 2u; ++r) {
                 /* a row past N decodes row N - 1 again; its sums are never stored */
                 const uint row = row0 + r < N ? row0 + r : N - 1u;
-                const uint e0 = row * K + k0;
+                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
                 const float s = scale[row];
                 const uchar* cp = codes + e0 / 2u;
                 sr[r] = s;

@@ -202,7 +202,7 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
             for (uint r = 0; r < 2u; ++r) {
                 /* a row past N decodes row N - 1 again; its sums are never stored */
                 const uint row = row0 + r < N ? row0 + r : N - 1u;
-                const uint e0 = row * K + k0;
+                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
                 const float s = __fadd_rn(__fmul_rn(lut2[absmax_q[e0 / 64u]], absmax2[(e0 / 64u) / 256u]), offset);
                 const uchar* cp = codes + e0 / 2u;
                 sr[r] = s;

@@ -50,7 +50,7 @@ void gemv_q4_1_f16_mmax8(
             for (uint r = 0; r < 2u; ++r) {
                 /* a row past N decodes row N - 1 again; its sums are never stored */
                 const uint row = row0 + r < N ? row0 + r : N - 1u;
-                const uint e0 = row * K + k0;
+                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
                 __global const uchar* bp = blocks + (size_t)(e0 / 32u) * 20u;
                 const float s = vload_half(0, (__global const half*)bp);
                 const float mn = vload_half(0, (__global const half*)(bp + 2));

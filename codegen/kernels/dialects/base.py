@@ -74,7 +74,8 @@ class Dialect:
     constant_qual: ClassVar[str]
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str]
-    ids: ClassVar[dict[str, str]]  # gid, lid, group, lsize: format strings of {d} (0, 1, 2) / {x} (x, y, z)
+    # gid, lid, group, lsize (32-bit), gid_wide (a size_t global id): format strings of {d} / {x}
+    ids: ClassVar[dict[str, str]]
     as_uint: ClassVar[str]
     as_float: ClassVar[str]
 
@@ -191,6 +192,9 @@ class Dialect:
     # ---- indices, barriers, memory ----
     def gid(self, dim: int = 0) -> str:
         return self.ids["gid"].format(d=dim, x="xyz"[dim])
+
+    def gid_wide(self, dim: int = 0) -> str:
+        return self.ids["gid_wide"].format(d=dim, x="xyz"[dim])
 
     def lid(self, dim: int = 0) -> str:
         return self.ids["lid"].format(d=dim, x="xyz"[dim])

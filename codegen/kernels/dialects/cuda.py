@@ -49,7 +49,8 @@ class CUDADialect(Dialect):
     inline: ClassVar[str] = "__device__ __forceinline__"
     barrier_stmt: ClassVar[str] = "__syncthreads();"
     ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.{x} * blockDim.{x} + threadIdx.{x})", "lid": "threadIdx.{x}",
-                                     "group": "blockIdx.{x}", "lsize": "blockDim.{x}"}  # fmt: skip
+                                     "group": "blockIdx.{x}", "lsize": "blockDim.{x}",
+                                     "gid_wide": "((size_t)blockIdx.{x} * blockDim.{x} + threadIdx.{x})"}  # fmt: skip
     as_uint: ClassVar[str] = "__float_as_uint"
     as_float: ClassVar[str] = "__uint_as_float"
 

@@ -22,7 +22,8 @@ class OpenCLDialect(Dialect):
     constant_qual: ClassVar[str] = "__constant"
     barrier_stmt: ClassVar[str] = "barrier(CLK_LOCAL_MEM_FENCE);"
     ids: ClassVar[dict[str, str]] = {"gid": "(uint)get_global_id({d})", "lid": "(uint)get_local_id({d})",
-                                     "group": "(uint)get_group_id({d})", "lsize": "(uint)get_local_size({d})"}  # fmt: skip
+                                     "group": "(uint)get_group_id({d})", "lsize": "(uint)get_local_size({d})",
+                                     "gid_wide": "get_global_id({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "as_uint"
     as_float: ClassVar[str] = "as_float"
     inline: ClassVar[str] = "inline"
@@ -53,6 +54,10 @@ class OpenCLDialect(Dialect):
         if subgroup and self.subgroups:
             attrs.append(f"__attribute__((intel_reqd_sub_group_size({subgroup})))")
         return attrs
+
+    def scalar(self, ctype: str, name: str) -> str:
+        # OpenCL C forbids size_t kernel arguments: ulong is its 64-bit unsigned type
+        return super().scalar("ulong" if ctype == "size_t" else ctype, name)
 
     def vget(self, var: str, i: int) -> str:
         return f"{var}.s{i:x}"

@@ -35,7 +35,8 @@ class SYCLDialect(Dialect):
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str] = "sycl::group_barrier(qk_item.get_group());"
     ids: ClassVar[dict[str, str]] = {"gid": "(uint)qk_item.get_global_id({d})", "lid": "(uint)qk_item.get_local_id({d})",
-                                     "group": "(uint)qk_item.get_group({d})", "lsize": "(uint)qk_item.get_local_range({d})"}  # fmt: skip
+                                     "group": "(uint)qk_item.get_group({d})", "lsize": "(uint)qk_item.get_local_range({d})",
+                                     "gid_wide": "qk_item.get_global_id({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
     as_float: ClassVar[str] = "sycl::bit_cast<float>"
 

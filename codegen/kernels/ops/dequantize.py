@@ -7,7 +7,8 @@ from ...formats import family_of, locate
 from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
-from .spec import one_scale_per_block, OpSpec, Output, Request, load_align, low_pow2, table_locals, weight_args
+from .spec import (grid_1d, one_scale_per_block, OpSpec, Output, Request, load_align, low_pow2, table_locals,
+                   weight_args)
 
 
 def chunking(req: Request, whole_blocks: bool = False) -> tuple[int, int, int]:
@@ -41,7 +42,7 @@ def chunk_code_at(req: Request, ept: int) -> tuple[Sym, Sym]:
 def _context(req: Request) -> dict:
     ept, chunk_bytes, align = chunking(req)
     tables, local_arrays = table_locals(req)
-    args = weight_args(req) + [Arg("out", "out", req.dtype), Arg("n", "scalar", "u32")]
+    args = weight_args(req) + [Arg("out", "out", req.dtype), Arg("n", "scalar", "u64")]
     if req.scale_mode in ("row", "group"):
         args += [Arg("cols", "scalar", "u32"), Arg("groups_per_row", "scalar", "u32")]
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
@@ -49,8 +50,7 @@ def _context(req: Request) -> dict:
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    items = -(-sizes["n"] // ks.param("ept"))
-    return (-(-items // ks.wg) * ks.wg,), (ks.wg,)
+    return grid_1d(-(-sizes["n"] // ks.param("ept")), ks.wg)
 
 
 SPEC = OpSpec(

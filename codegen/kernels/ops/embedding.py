@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...formats import reference as ref
 from ..source import Arg
 from .dequantize import chunk_code_at, chunking
-from .spec import OpSpec, Output, Request, one_scale_per_block, table_locals, weight_args
+from .spec import OpSpec, Output, Request, grid_1d, one_scale_per_block, table_locals, weight_args
 
 
 def embedding_reference(qt, ids):
@@ -29,7 +29,7 @@ def _context(req: Request) -> dict:
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
     items = sizes["T"] * sizes["cols"] // ks.param("ept")
-    return (-(-items // ks.wg) * ks.wg,), (ks.wg,)
+    return grid_1d(items, ks.wg)
 
 
 SPEC = OpSpec(

@@ -141,6 +141,11 @@ def table_locals(req: Request) -> tuple[dict, list[Arg]]:
     return tables, local_arrays
 
 
+def grid_1d(items: int, wg: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A 1-D launch of `items` work-items in groups of wg."""
+    return (-(-items // wg) * wg,), (wg,)
+
+
 def lanes_of(t: Target) -> int:
     """Lanes that reduce one row: the sub-group where there is one, else a 32-wide local tree."""
     return t.subgroup_size or 32

@@ -366,6 +366,25 @@ class Dialect:
             f"{var} = {scratch}[{lid}];\n{self.barrier_stmt}"
         )
 
+    def subgroup_max(self, x: str) -> str:
+        raise NotImplementedError
+
+    def lanes_max(self, var: str, scratch: str, lid: str, lanes: int) -> str:
+        """lanes_sum's maximum: `var` of lane 0 of each `lanes`-wide row gets the row's largest value
+        (a NaN wins in the local-memory tree; the quantizers refuse non-finite input)."""
+        if self.subgroups:
+            return f"{var} = {self.subgroup_max(var)};"
+        return (
+            f"/* no sub-groups: a tree over the row's {lanes} lanes in local memory */\n"
+            f"{scratch}[{lid}] = {var};\n{self.barrier_stmt}\n"
+            f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
+            f"    if ({lid} % {lanes}u < s) {{\n"
+            f"        const float o = {scratch}[{lid} + s];\n"
+            f"        {scratch}[{lid}] = o > {scratch}[{lid}] || o != o ? o : {scratch}[{lid}];\n"
+            f"    }}\n    {self.barrier_stmt}\n}}\n"
+            f"{var} = {scratch}[{lid}];\n{self.barrier_stmt}"
+        )
+
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         """acc + dot of the four signed bytes of uint a and uint b (portable form: a helper)."""
         return f"qk_dot4_i8({a}, {b}, {acc})"

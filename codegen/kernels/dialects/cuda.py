@@ -33,6 +33,13 @@ __device__ __forceinline__ float qk_warp_sum(float x) {
     for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
     return x;
 }""",
+    "qk_warp_max": """\
+/* the maximum over the 32 lanes of a warp, by butterfly shuffles */
+__device__ __forceinline__ float qk_warp_max(float x) {
+    /* mask 0xffffffff: every lane of the warp takes part */
+    for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}""",
 }
 
 
@@ -94,6 +101,9 @@ class CUDADialect(Dialect):
 
     def subgroup_sum(self, x: str) -> str:
         return f"qk_warp_sum({x})"
+
+    def subgroup_max(self, x: str) -> str:
+        return f"qk_warp_max({x})"
 
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         return f"__dp4a((int){paren(a)}, (int){paren(b)}, {acc})"

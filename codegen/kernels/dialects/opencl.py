@@ -72,6 +72,9 @@ class OpenCLDialect(Dialect):
     def subgroup_sum(self, x: str) -> str:
         return f"sub_group_reduce_add({x})"
 
+    def subgroup_max(self, x: str) -> str:
+        return f"sub_group_reduce_max({x})"
+
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         # cl_khr_integer_dot_product's 4x8-bit packed form: no pragma needed (checked on Intel's CPU runtime)
         if not self.dot4:

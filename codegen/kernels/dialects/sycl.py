@@ -90,5 +90,8 @@ class SYCLDialect(Dialect):
     def subgroup_sum(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"
 
+    def subgroup_max(self, x: str) -> str:
+        return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::maximum<float>())"
+
 
 DIALECT = SYCLDialect

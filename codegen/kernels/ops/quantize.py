@@ -1,0 +1,211 @@
+"""quantize / quantize_stats: float values -> codes and statistics on the device, bit-equal to the
+reference codec, for every row whose quantization rule follows from its facts.
+
+The rule is read from the row, never from its family's name:
+  table codes scaled by absmax, 16 entries   "nearest": nearest entry by the f32 midpoints of the
+                                             sorted table, midpoints go low (bitsandbytes 4-bit)
+  table codes scaled by absmax, 256 entries  "lookup": bitsandbytes' 65536-step lookup over [-1, 1]
+                                             (8-bit blockwise, and the nested statistics of 4-bit rows)
+  inline blocks scaled by d and m            "min_max": d = (max - min) / top, m = min
+  inline blocks, unsigned codes, zero point  "zero_point": d = x[argmax |x|] / -zero
+  inline blocks, signed codes                "symmetric": d = amax / qmax, q = roundf(x / d)
+  integer codes times a separate scale       "absmax_int": scale = amax / max(|qmin|, qmax), rint
+Rows with statistics in separate arrays take two kernels: quantize_stats (one lane group per block,
+row or group: its absmax and the stored statistic) and quantize (one work-item per 4 code bytes,
+reading the statistics). Inline rows take one: a work-item per block. With nested=True the kernels
+quantize a 4-bit row's block absmax (minus the offset) into absmax_q and absmax2, by the lookup
+rule with the row's nested table and block. Two-level sign codes (int1: a mean scale) are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...formats import Format, locate
+from ...formats import reference as ref
+from ..source import Arg
+from .spec import OpSpec, Output, Request, grid_1d, lanes_of, one_scale_per_block
+
+_F32 = np.float32
+TINY = 1e-38  # bitsandbytes' 4-bit quantizer clamps absmax to this before dividing
+
+
+def rule(fmt: Format) -> str | None:
+    """The quantization rule of a row (module docstring), or None where the device has none."""
+    if fmt.code == "table" and fmt.scale == "absmax" and not fmt.inline:
+        return {16: "nearest", 256: "lookup"}.get(len(fmt.table))
+    if fmt.inline:
+        if not one_scale_per_block(fmt) or fmt.step != 1:
+            return None
+        if fmt.scale == "d_m":
+            return "min_max"
+        if fmt.code == "unsigned" and fmt.zero:
+            return "zero_point"
+        return "symmetric" if fmt.code == "signed" else None
+    if fmt.scale == "scale" and fmt.step == 1:
+        return "absmax_int"  # two-level codes (int1) have step 2: a mean scale, refused
+    return None
+
+
+def accepts(fmt: Format) -> bool:
+    return rule(fmt) is not None
+
+
+def separate(fmt: Format) -> bool:
+    return accepts(fmt) and not fmt.inline
+
+
+@dataclass(frozen=True)
+class Search:
+    """A sorted table as the kernels search it: midpoints (f32), and the code of each sorted slot
+    where the table is not sorted (FP4: +0 before -0, stable)."""
+
+    mids: tuple[float, ...]
+    order: tuple[int, ...] | None
+    steps: tuple[int, ...]  # the binary search's strides, largest first
+    pad: int  # the code of 0.0 (a padding slot of the last byte)
+
+
+def search(table: tuple[float, ...]) -> Search:
+    t = np.asarray(table, dtype=_F32)
+    order = np.argsort(t, kind="stable")
+    mids = (t[order[:-1]] + t[order[1:]]) / _F32(2)
+    bits = len(table).bit_length() - 1
+    assert len(table) == 1 << bits
+    pad = int(order[np.searchsorted(mids, _F32(0), side="left")])
+    ident = bool(np.all(order == np.arange(len(order))))
+    return Search(tuple(float(m) for m in mids), None if ident else tuple(int(o) for o in order),
+                  tuple(1 << s for s in reversed(range(bits))), pad)  # fmt: skip
+
+
+def packing(fmt: Format, unit: int) -> tuple[int, list[tuple[int, int]]]:
+    """(elements per byte step, [(element offset, shift) per slot]): byte k of a packing unit of
+    `unit` elements holds element k * step + offset of each slot, at its shift (from locate())."""
+    e = np.arange(unit)
+    byte, shift = locate(fmt, e)
+    step = fmt.per_byte if fmt.pack != "split" else 1
+    slots = []
+    for s in range(fmt.per_byte):
+        first = int(np.flatnonzero(byte == 0)[s])
+        slots.append((first, int(shift[first])))
+    for k, (off, sh) in ((k, sl) for k in range(unit // fmt.per_byte) for sl in slots):
+        assert byte[k * step + off] == k and shift[k * step + off] == sh  # the linear form holds
+    return step, slots
+
+
+def _table_of(req: Request) -> tuple[tuple[float, ...], str, int]:
+    """(table, rule, block) the kernel quantizes with: the row's, or its nested statistics'."""
+    fmt = req.fmt
+    if req.nested:
+        return fmt.nested_table, "lookup", fmt.nested_block
+    return fmt.table, rule(fmt), req.blocksize
+
+
+def _common(req: Request) -> dict:
+    fmt = req.fmt
+    table, how, block = _table_of(req)
+    ctx = dict(rule=how, unit=block, search=search(table) if table else None, tiny=TINY,
+               int_div=float(max(-fmt.qmin, fmt.qmax)) if how == "absmax_int" else 0.0)  # fmt: skip
+    if req.nested and req.dtype != "f32":
+        from ...errors import QKGenValueError
+
+        raise QKGenValueError(f"dtype: {req.dtype}; the nested statistics step reads the f32 absmax: allowed: f32")
+    return ctx
+
+
+def _scalars(req: Request) -> list[Arg]:
+    args = [Arg("n", "scalar", "u64")]
+    if req.scale_mode in ("row", "group"):
+        args += [Arg("cols", "scalar", "u32"), Arg("groups_per_row", "scalar", "u32")]
+    if req.nested:
+        args.append(Arg("offset", "scalar", "f32"))
+    return args
+
+
+def _stats_context(req: Request) -> dict:
+    lanes = lanes_of(req.target)
+    wg = req.pop_wg(max(64, lanes), lanes)
+    args = [Arg("x", "in", "x"), Arg("stats", "out", "f32"), *_scalars(req)]
+    if not req.target.subgroups:
+        args.append(Arg("scratch", "local", "f32", count=wg))
+    return dict(stage="stats", args=args, lanes=lanes, wg=wg, **_common(req))
+
+
+def _quantize_context(req: Request) -> dict:
+    fmt = req.fmt
+    ctx = _common(req)
+    if fmt.inline and not req.nested:
+        step, slots = packing(fmt, fmt.block)
+        x_bytes = fmt.block * (4 if req.dtype == "f32" else 2)
+        args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), Arg("nblocks", "scalar", "u64")]
+        return dict(stage="inline", args=args, step=step, slots=slots, x_bytes=x_bytes, top=(1 << fmt.bits) - 1,
+                    code_bytes=fmt.code_bytes(fmt.block), wg=req.pop_wg(64, 1), **ctx)  # fmt: skip
+    per_byte, bits = (fmt.per_byte, fmt.low_bits) if not req.nested else (1, 8)
+    args = [Arg("x", "in", "x"), Arg("stats", "in", "f32"), Arg("codes", "out", "u8", bind="data"), *_scalars(req)]
+    return dict(stage="codes", args=args, per_byte=per_byte, mask=(1 << bits) - 1,
+                shift_expr=_shift_expr(fmt, req.nested), wg=req.pop_wg(256, 1), **ctx)  # fmt: skip
+
+
+def _shift_expr(fmt: Format, nested: bool) -> str:
+    """The C expression (with a trailing " + ") of slot j's shift in its byte, from locate(); empty
+    for one code a byte. Separate-statistics rows pack element j of a byte's run into slot j."""
+    if nested or fmt.per_byte == 1:
+        return ""
+    step, slots = packing(fmt, fmt.per_byte)
+    assert step == fmt.per_byte and [off for off, _ in slots] == list(range(fmt.per_byte)), fmt.name
+    first, b = slots[0][1], fmt.low_bits
+    if [sh for _, sh in slots] == [b * j for j in range(fmt.per_byte)]:
+        return f"{b}u * j + "
+    assert [sh for _, sh in slots] == [first - b * j for j in range(fmt.per_byte)], fmt.name
+    return f"{first}u - {b}u * j + "
+
+
+def units(fmt: Format, sizes: dict, nested: bool, blocksize: int, scale_mode: str | None) -> int:
+    """Statistics the stats kernel writes: blocks, rows, groups, or one for the tensor."""
+    if nested:
+        return -(-sizes["n"] // fmt.nested_block)
+    if scale_mode == "tensor":
+        return 1
+    if scale_mode == "row":
+        return sizes["n"] // sizes["cols"]
+    if scale_mode == "group":
+        return sizes["n"] // sizes["cols"] * sizes["groups_per_row"]
+    return -(-sizes["n"] // blocksize)
+
+
+def _stats_grid(ks, sizes: dict):
+    per_group = ks.wg // ks.param("lanes")
+    return grid_1d(-(-sizes["units"] // per_group) * ks.wg, ks.wg)
+
+
+def _quantize_grid(ks, sizes: dict):
+    return grid_1d(sizes["nblocks"] if "nblocks" in sizes else -(-sizes["code_bytes"] // 4), ks.wg)
+
+
+@dataclass(frozen=True)
+class _QuantizeSpec(OpSpec):
+    """The nested statistics step reads f32 absmax only: its other dtypes are not kernels."""
+
+    def variants(self, fmt: Format) -> Iterator[dict]:
+        for v in super().variants(fmt):
+            if not (v.get("nested") and v["dtype"] != "f32"):
+                yield v
+
+
+QUANTIZE_STATS = _QuantizeSpec(
+    name="quantize_stats", template="quantize.jinja",
+    doc="values -> one statistic per block / row / group (absmax, scale), for rows with separate statistics",
+    context=_stats_context, grid=_stats_grid, accepts=separate,
+    outputs=(Output("stats", "f32", lambda s: s["units"]),),
+    reference=lambda x, fmt, **kw: ref.quantize(x, fmt, **kw),
+)  # fmt: skip
+
+QUANTIZE = _QuantizeSpec(
+    name="quantize", template="quantize.jinja", doc="values (+ statistics) -> packed codes or whole GGUF blocks",
+    context=_quantize_context, grid=_quantize_grid, accepts=accepts,
+    outputs=(Output("data", "u8", lambda s: s["code_bytes"]),),
+    reference=lambda x, fmt, **kw: ref.quantize(x, fmt, **kw).data,
+)  # fmt: skip

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,6 +243,42 @@ class Device(ABC):
 
     @abstractmethod
     def synchronize(self) -> None: ...
+
+    # ---- the warm call path: a bound call asks these once, then calls what they return ----
+    def launcher(self, kernel: Any, args: list, dynamic: tuple[int, ...], global_size, local_size,
+                 local_bytes: int = 0) -> Callable[[list], Any]:  # fmt: skip
+        """run(values): launch `kernel` with `args`, the positions in `dynamic` replaced by
+        `values` in order; the geometry is checked once, here. `args` holds the first call's values
+        at the dynamic positions: later values must be of the same kinds (a backend may settle its
+        stream or argument packing on them)."""
+        g, loc = launch_shape(global_size, local_size)
+        template = [None if i in dynamic else a for i, a in enumerate(args)]  # keeps no call's buffers
+        launch = self.launch
+
+        def run(values: list) -> Any:
+            a = template.copy()
+            for i, v in zip(dynamic, values):
+                a[i] = v
+            return launch(kernel, a, g, loc, local_bytes)
+
+        return run
+
+    def input_converter(self, sample: Any, name: str, dtypes: tuple[str, ...]) -> Callable[[Any], Any]:
+        """convert(array): the launch argument of an input array of `sample`'s type, dtype and shape
+        (the caller keys on those), checking what may still differ (device, layout, alignment)."""
+        as_input = self.as_input
+        return lambda a: as_input(a, name, dtypes)
+
+    def allocator(self, count: int, dtype: str, like: Any, shape: tuple | None) -> Callable:
+        """alloc(like, poison) -> (launch argument, array) of a new output as empty() gives it, the
+        array in `shape` where given and the output is native (`like` not None)."""
+        empty = self.empty
+
+        def alloc(like: Any, poison: bool) -> tuple[Any, Any]:
+            buf, arr = empty(count, dtype, like=like, poison=poison)
+            return buf, arr if shape is None or like is None or shape == (count,) else arr.reshape(shape)
+
+        return alloc
 
     @abstractmethod
     def time_ms(self, kernel: Any, args: list, global_size, local_size, local_bytes: int = 0) -> float:

@@ -8,6 +8,8 @@ from ..errors import QKGenValueError
 
 
 def _dims(value, name: str) -> tuple[int, ...]:
+    if type(value) is tuple and 0 < len(value) <= 3 and all(type(v) is int and v > 0 for v in value):
+        return value  # the common case (plans' geometry), without numpy's isinstance checks
     items = (value,) if isinstance(value, (int, np.integer)) else value
     try:
         dims = tuple(items)

@@ -7,6 +7,7 @@ out without copies; numpy in gives numpy out (bf16 as uint16 bit patterns).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -18,12 +19,18 @@ from ..formats import reference as ref
 from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import is_int8dot_weight
-from .plan import Plan, ready
+from .plan import Bound, Plan
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
 # tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
 MAX_DIM = 2**32 - 1
 PATHS = ("float", "int8dot")
+_CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
+_NO_INPUTS: dict = {}
+# $QKGEN_BACKEND is part of every call's cache key: read from os.environ's own dict (os.environ.get
+# encodes the key and goes through Mapping.get, about 1 us a call).
+_env_get = getattr(os.environ, "_data", os.environ).get
+_ENV_KEY = getattr(os.environ, "encodekey", str)("QKGEN_BACKEND")
 
 
 def dtype_name(dtype: Any) -> str:
@@ -46,10 +53,8 @@ _DEVICES: dict[tuple, Any] = {}
 def _open(backend: str | None, device: Any):
     """The device to run on; selection is cached per (backend, device, $QKGEN_BACKEND), so a call
     costs a dict lookup, not a backend discovery."""
-    import os
-
     try:
-        key = (backend, device, os.environ.get("QKGEN_BACKEND"))
+        key = (backend, device, _env_get(_ENV_KEY))
         hash(key)
     except TypeError:  # a user's context or queue object: resolved each time
         key = None
@@ -63,17 +68,20 @@ def _open(backend: str | None, device: Any):
     return dev
 
 
-def _bound(qt: QTensor, key: tuple, make):
-    """A weight's own cache of launch plans (kernel, bound weight arguments, geometry), kept on the
-    QTensor: the per-call work is then the activations, the output and the launch."""
-    cache = qt.__dict__.get("_qkgen_bound")
+def _first_call(qt: QTensor, key: tuple, make, inputs: dict, like) -> Any:
+    """Bind a call (make() validates its arguments and gives a Bound), run it, and keep it on the
+    weight under `key` once it has run: the warm path is then one dict lookup and the Bound."""
+    bound = make()
+    out = bound(inputs, like())
+    cache = qt.__dict__.get(_CALLS)
     if cache is None:
         cache = {}
-        object.__setattr__(qt, "_qkgen_bound", cache)  # QTensor is frozen; this is a private cache
-    hit = cache.get(key)
-    if hit is None:
-        hit = cache[key] = make()
-    return hit
+        object.__setattr__(qt, _CALLS, cache)  # QTensor is frozen; this is a private cache
+    try:
+        cache[key] = bound
+    except TypeError:  # a user's context or queue object: bound again at each call
+        pass
+    return out
 
 
 def _check_qtensor(qt: Any) -> QTensor:
@@ -111,20 +119,19 @@ def dequantize_plan(qt: QTensor, dtype: Any = "f32", backend: str | None = None,
 def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: Any = None):
     """Dequantize on a device. Returns an array of qt.shape in dtype: the backend's own array type
     when the inputs are device arrays (no copies), numpy when they are numpy (bf16 as uint16 bits)."""
-    if not isinstance(qt, QTensor):
-        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
-    name = dtype_name(dtype)
+    key = ("dequantize", dtype, backend, device, _env_get(_ENV_KEY))
+    try:
+        bound = qt.__dict__[_CALLS][key]
+    except (AttributeError, KeyError, TypeError):  # the first call of its kind: checked and bound
+        return _first_call(qt, key, lambda: _bind_dequantize(qt, dtype, backend, device), {}, lambda: qt.data)
+    return bound.call(_NO_INPUTS, qt.data)
 
-    def make():
-        plan = dequantize_plan(qt, name, backend, device)
-        arrays, sizes = weight_values(qt)
-        return plan, plan.binder(arrays, sizes), plan.geometry(sizes), sizes
 
-    plan, bind, (g, l), sizes = _bound(qt, (_open(backend, device), "dequantize", name), make)
-    native = plan.dev.is_native(qt.data)
-    (buf, arr, dt), = plan.outputs(sizes, like=qt.data if native else None).values()
-    plan.dev.launch(plan.kernel, bind({"out": buf}), g, l)
-    return _result(plan.dev, native, arr, dt, qt.n, qt.shape)
+def _bind_dequantize(qt: QTensor, dtype: Any, backend: str | None, device: Any) -> Bound:
+    plan = dequantize_plan(qt, dtype_name(dtype), backend, device)
+    arrays, sizes = weight_values(qt)
+    like = qt.data if plan.dev.is_native(qt.data) else None
+    return Bound([(plan, sizes)], arrays, {}, like, "out", qt.shape)
 
 
 # ---- gemv ----
@@ -196,28 +203,6 @@ def gemv_plans(qt: QTensor, x: Any, path: str = "float", backend: str | None = N
     return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax)], sizes
 
 
-class _BoundGemv:
-    """The plans of one weight on one device for one (path, M bucket, dtype): weight arguments
-    converted once where they are device arrays."""
-
-    def __init__(self, qt: QTensor, x: Any, path: str, backend: Any, device: Any, fast_decode: bool):
-        self.plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
-        self.dev = self.plans[0].dev
-        self.sizes = sizes
-        arrays, _ = weight_values(qt)
-        self.binders = {}  # per M: scalars (M, nblocks) are bound too
-        self.arrays = arrays
-
-    def binders_for(self, m: int) -> list:
-        b = self.binders.get(m)
-        if b is None:
-            sizes = {**self.sizes, "M": m}
-            if "nblocks" in sizes:
-                sizes["nblocks"] = m * sizes["K"] // get(INT8DOT_ACT).block
-            b = self.binders[m] = [(p, p.binder(self.arrays, sizes), p.geometry(sizes), sizes) for p in self.plans]
-        return b
-
-
 def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: Any = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
@@ -226,27 +211,23 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
     f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products.
     """
-    if path not in PATHS:
-        raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
-    if not isinstance(qt, QTensor):
-        raise QKGenValueError(f"qtensor: expected a QTensor, got {type(qt).__name__}")
-    shape = _shape_of(x, "x")
-    m = shape[0] if len(shape) == 2 else 1
-    if len(shape) not in (1, 2) or not 1 <= m <= MAX_M:
-        gemv_inputs(qt, x)  # raises, naming what is allowed
-    key = (_open(backend, device), path, m > 1, x_dtype(x), fast_decode, shape[-1])
-    bound = _bound(qt, key, lambda: _BoundGemv(qt, x, path, backend, device, fast_decode))
-    dev, n_out = bound.dev, bound.sizes["N"]
-    native = dev.is_native(x)
-    like = x if native else None
-    values: dict[str, Any] = {"x": x}
-    for plan, bind, (g, l), sizes in bound.binders_for(m):
-        outs = plan.outputs(sizes, like=like)
-        values.update({k_: b for k_, (b, _, _) in outs.items()})
-        dev.launch(plan.kernel, bind(values), g, l)
-        values.update({k_: ready(b) for k_, (b, _, _) in outs.items()})
-    _, arr, dt = outs["y"]
-    return _result(dev, native, arr, dt, m * n_out, (m, n_out))
+    # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
+    # Bound checks x's device, layout and alignment), the options and the device selection.
+    key = (type(x), getattr(x, "dtype", None), getattr(x, "shape", None), path, fast_decode,
+           type(fast_decode), backend, device, _env_get(_ENV_KEY))  # fmt: skip
+    try:
+        bound = qt.__dict__[_CALLS][key]
+    except (AttributeError, KeyError, TypeError):  # the first call of its kind: checked and bound
+        make = lambda: _bind_gemv(qt, x, path, backend, device, fast_decode)  # noqa: E731
+        return _first_call(qt, key, make, {"x": x}, lambda: x)
+    return bound.call({"x": x}, x)
+
+
+def _bind_gemv(qt: QTensor, x: Any, path: str, backend: str | None, device: Any, fast_decode: bool) -> Bound:
+    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
+    arrays, _ = weight_values(qt)
+    like = x if plans[0].dev.is_native(x) else None
+    return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 
 
 def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None):

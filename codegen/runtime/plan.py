@@ -60,32 +60,6 @@ class Plan:
                 args.append(self.dev.local_arg(a.dtype, a.count))
         return [a.buf if isinstance(a, _Ready) else a for a in args]
 
-    def binder(self, values: dict[str, Any], sizes: dict[str, Any]):
-        """bind() split in two: the values given now are converted once (device arrays only: a
-        numpy array is uploaded at every call, so a later change to it is never missed), and the
-        returned function takes the rest by name and gives the launch arguments."""
-        fixed: dict[int, Any] = {}
-        for i, a in enumerate(self.ks.args):
-            if a.kind == "in" and a.bind in values and self.dev.is_native(values[a.bind]):
-                fixed[i] = self.dev.as_input(values[a.bind], a.bind, self._accepts(a))
-            elif a.kind == "scalar":
-                fixed[i] = np.dtype(dtypes.get(a.dtype).host).type(sizes[a.bind])
-            elif a.kind == "local":
-                fixed[i] = self.dev.local_arg(a.dtype, a.count)
-        rest = [(i, a) for i, a in enumerate(self.ks.args) if i not in fixed]
-        static = {**values}
-
-        def bind(dynamic: dict[str, Any]) -> list:
-            args = list(fixed.get(i) for i in range(len(self.ks.args)))
-            for i, a in rest:
-                v = dynamic[a.bind] if a.bind in dynamic else static[a.bind]
-                if a.kind == "in" and not isinstance(v, _Ready):
-                    v = self.dev.as_input(v, a.bind, self._accepts(a))
-                args[i] = v.buf if isinstance(v, _Ready) else v
-            return args
-
-        return bind
-
     def geometry(self, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return self.spec.grid(self.ks, sizes)
 
@@ -103,3 +77,115 @@ class _Ready:
 
 def ready(buf: Any) -> _Ready:
     return _Ready(buf)
+
+
+class Bound:
+    """Plans run one after another for one kind of call (one weight, device, input type, dtype and
+    shape), with what does not change between calls worked out once: device-array weights
+    converted, scalars, grids, each kernel's backend launcher, output sizes and array types. A
+    call converts its input arrays, allocates the outputs and launches each kernel.
+
+    steps: (plan, sizes) in launch order; an output of one step is an input of later ones by
+    name. static: the weight's arrays (numpy ones are uploaded at every call, so a later change to
+    them is never missed). sample: the first call's input arrays by name. like: the array that
+    picks the output type (None: host outputs, downloaded). result, shape: the output returned.
+    """
+
+    def __init__(self, steps: list, static: dict, sample: dict, like: Any, result: str, shape: tuple):
+        self.dev = dev = steps[0][0].dev
+        self.result, self.shape, self.native = result, shape, like is not None
+        self.convert: dict[str, Any] = {}  # per-call inputs by name -> converter
+        self.uploads: dict[str, tuple] = {}  # host weight arrays -> (array, accepted dtypes)
+        self.steps: list[list] = []
+        made: set[str] = set()
+        for plan, sizes in steps:
+            args: list[Any] = []
+            dynamic: list[tuple[int, str]] = []
+            outs = []
+            for i, a in enumerate(plan.ks.args):
+                v = None
+                if a.kind == "out":
+                    o = next(o for o in plan.spec.outputs if o.arg == a.bind)
+                    dt = plan.dtype if o.dtype == "dtype" else o.dtype
+                    count = o.count(sizes)
+                    alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)
+                    outs.append((a.bind, count, dt, alloc))
+                    dynamic.append((i, a.bind))
+                elif a.kind == "in" and a.bind not in made:
+                    if a.bind in sample:
+                        self.convert[a.bind] = dev.input_converter(sample[a.bind], a.bind, plan._accepts(a))
+                        dynamic.append((i, a.bind))
+                    elif dev.is_native(static[a.bind]):
+                        v = dev.as_input(static[a.bind], a.bind, plan._accepts(a))
+                    else:
+                        self.uploads[a.bind] = (static[a.bind], plan._accepts(a))
+                        dynamic.append((i, a.bind))
+                elif a.kind == "in":
+                    dynamic.append((i, a.bind))
+                elif a.kind == "scalar":
+                    v = np.dtype(dtypes.get(a.dtype).host).type(sizes[a.bind])
+                else:
+                    v = dev.local_arg(a.dtype, a.count)
+                args.append(v)
+            made.update(name for name, *_ in outs)
+            # [outputs, dynamic positions, their names, args, geometry, launcher (made at the first call)]
+            self.steps.append([outs, tuple(i for i, _ in dynamic), [n for _, n in dynamic], args,
+                               plan.geometry(sizes), plan.kernel, None])  # fmt: skip
+        lean = len(self.steps) == 1 and not self.uploads and self.native
+        self.call = self._first if lean else self._generic
+
+    def __call__(self, inputs: dict, like: Any = None) -> Any:
+        """Run with `inputs` by name; `like` (the array picking the output type) is used where the
+        outputs are native."""
+        return self.call(inputs, like)
+
+    def _first(self, inputs: dict, like: Any) -> Any:
+        out = self._generic(inputs, like)
+        self.call = self._lean()  # the launcher is settled: later calls take the short way
+        return out
+
+    def _lean(self):
+        """The call of one launch with native outputs and no uploads (a float-path gemv, a
+        dequantize): no dicts, each launch value made in signature order."""
+        outs, _, names, _, _, _, run = self.steps[0]
+        allocs = {name: alloc for name, _, _, alloc in outs}
+        srcs = tuple((n, self.convert.get(n), allocs.get(n), n == self.result) for n in names)
+
+        def call(inputs: dict, like: Any) -> Any:
+            poison, vals, out = POISON_OUTPUTS, [], None
+            for name, convert, alloc, result in srcs:
+                if convert is not None:
+                    vals.append(convert(inputs[name]))
+                else:
+                    buf, arr = alloc(like, poison)
+                    vals.append(buf)
+                    if result:
+                        out = arr
+            run(vals)
+            return out
+
+        return call
+
+    def _generic(self, inputs: dict, like: Any) -> Any:
+        poison = POISON_OUTPUTS
+        like = like if self.native else None
+        values = {k: convert(inputs[k]) for k, convert in self.convert.items()}
+        for k, (arr, accepts) in self.uploads.items():
+            values[k] = self.dev.as_input(arr, k, accepts)
+        arrays = {}
+        for step in self.steps:
+            outs, dynamic, names, args, (g, l), kernel, run = step
+            for name, _, _, alloc in outs:
+                values[name], arrays[name] = alloc(like, poison)
+            vals = [values[n] for n in names]
+            if run is None:  # the first call's values settle the launcher (stream, packing)
+                full = list(args)
+                for i, v in zip(dynamic, vals):
+                    full[i] = v
+                run = step[-1] = self.dev.launcher(kernel, full, dynamic, g, l)
+            run(vals)
+        out = arrays[self.result]
+        if self.native:
+            return out
+        _, count, dt, _ = next(o for s in self.steps for o in s[0] if o[0] == self.result)
+        return self.dev.download(out, dt, count).reshape(self.shape)

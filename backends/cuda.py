@@ -19,6 +19,7 @@ key of source, flags, device, arch, nvcc version and driver version.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -26,8 +27,8 @@ from ..errors import BackendUnavailable, BuildError
 from ..kernels.target import Target
 from .base import Backend, DeviceInfo, ceiling_bytes, copy_gbps, launch_shape, median_of, scalar_dtype
 from .cuda_arrays import CUDAArrays, TorchPtr
-from .cuda_driver import (CUDAError, DeviceBuffer, EventTimer, Kernel, driver, launch_kernel, load_module,
-                          nvidia_driver_version)  # fmt: skip
+from .cuda_driver import (CUDAError, DeviceBuffer, EventTimer, Kernel, PackedLaunch, driver, launch_kernel,
+                          load_module, nvidia_driver_version)  # fmt: skip
 from .cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_build, nvcc_compile, nvcc_version  # noqa: F401
 from .launch import groups, padded
 
@@ -40,6 +41,17 @@ def device_target(major: int, minor: int, name: str = "") -> Target:
     return Target(name=f"cuda:{name}" if name else f"cuda-sm{major}{minor}", backend="cuda",
                   lang="CUDA C++17", fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32,
                   subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}")  # fmt: skip
+
+
+def torch_stream(ordinal: int):
+    """A function giving torch's current stream handle on GPU `ordinal` (per thread): torch's raw
+    getter where it has one (what torch.compile's generated code calls), else the public API."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return functools.partial(raw, ordinal)
+    return lambda: torch.cuda.current_stream(ordinal).cuda_stream
 
 
 class CUDABackend(Backend):
@@ -171,6 +183,19 @@ class CUDADevice(CUDAArrays):
             self._launch(kernel, args, global_size, local_size, local_bytes, stream)
             if mixed:  # pycuda memory is read on the legacy stream (or freed) from here on
                 self.cu("cuStreamSynchronize", ctypes.c_void_p(stream))
+
+    def launcher(self, kernel: Kernel, args: list, dynamic: tuple[int, ...], global_size, local_size,
+                 local_bytes: int = 0):  # fmt: skip
+        """A PackedLaunch on the stream launch() would pick for these arguments; launches mixing torch
+        and other memory (which synchronize around themselves) keep going through launch()."""
+        torchy = {isinstance(a, TorchPtr) for k, a in zip(kernel.kinds, args) if k in ("in", "out")}
+        if len(torchy) > 1:
+            return super().launcher(kernel, args, dynamic, global_size, local_size, local_bytes)
+        g, loc = launch_shape(global_size, local_size)
+        with self._active():  # a shared-memory opt-in is made in the context
+            stream = torch_stream(self.ordinal) if True in torchy else None
+            return PackedLaunch(self.cu, kernel, args, dynamic, groups(g, loc), padded(loc), int(local_bytes),
+                                self.ctx.handle, stream)  # fmt: skip
 
     def synchronize(self) -> None:
         with self._active():

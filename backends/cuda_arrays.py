@@ -72,6 +72,23 @@ class CUDAArrays(Device):
             return self._native(array, name, dtypes)
         return super().as_input(array, name, dtypes)  # numpy: copied in
 
+    def input_converter(self, sample: Any, name: str, dtypes: tuple[str, ...]):
+        """For torch CUDA tensors: the device, layout and alignment checks only (type, dtype and
+        shape are the caller's key); anything failing them goes through as_input, whose error says
+        what is allowed."""
+        if not (is_torch_tensor(sample) and sample.is_cuda):
+            return super().input_converter(sample, name, dtypes)
+        ordinal, as_input = self.ordinal, self.as_input
+
+        def convert(t: Any) -> Any:
+            if t.get_device() == ordinal and t.is_contiguous():
+                ptr = t.data_ptr()
+                if not ptr % VECTOR_ALIGN:
+                    return TorchPtr(ptr)
+            return as_input(t, name, dtypes)
+
+        return convert
+
     def native_buffer(self, array: Any, name: str) -> Any:
         return self._native(array, name, None)
 
@@ -171,6 +188,22 @@ class CUDAArrays(Device):
         if poison:
             buf.fill(0xFF)
         return buf, out
+
+    def allocator(self, count: int, dtype: str, like: Any, shape: tuple | None):
+        """For torch CUDA outputs: a new tensor in the final shape and dtype worked out once."""
+        if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):
+            return super().allocator(count, dtype, like, shape)
+        import torch
+
+        size, tdtype = shape or (count,), torch_dtype(torch, dtype)
+
+        def alloc(like: Any, poison: bool) -> tuple[Any, Any]:
+            out = like.new_empty(size, dtype=tdtype)  # on like's device (checked): cheaper than torch.empty
+            if poison:  # all-ones bytes: NaN in f32, f16 and bf16
+                out.view(torch.uint8).fill_(0xFF)
+            return TorchPtr(out.data_ptr()), out
+
+        return alloc
 
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
         if is_torch_tensor(array):

@@ -9,6 +9,7 @@ modules are loaded and kernels launched here rather than through pycuda.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import sys
 import threading
@@ -43,6 +44,13 @@ class LibCuda:
         rc = getattr(self._lib, fn)(*args)
         if rc != 0:
             raise CUDAError(fn, rc, self.describe(rc))
+
+    def function(self, fn: str) -> Any:
+        """The raw function, returning the CUresult: for hot paths that pass ready-made ctypes
+        objects (half the cost of converting plain ints through argtypes)."""
+        f = self._lib[fn]
+        f.restype = ctypes.c_int
+        return f
 
     def describe(self, rc: int) -> str:
         name, text = ctypes.c_char_p(), ctypes.c_char_p()
@@ -114,26 +122,29 @@ def load_module(cu: LibCuda, cubin: bytes, name: str, kinds: tuple[str, ...]) ->
     return Kernel(name, module, func, kinds)
 
 
+def _param(kernel: Kernel, i: int, kind: str, a: Any):
+    """The ctypes value of argument i: f32 and u32 scalars by their kind, pointers and u64 (and any
+    other kind) as 64-bit."""
+    if kind == "f32":
+        return ctypes.c_float(float(a))
+    if kind == "u32":
+        if not 0 <= int(a) < 2**32:
+            raise QKGenValueError(f"args[{i}]: {a} does not fit a u32 argument of {kernel.name}")
+        return ctypes.c_uint32(int(a))
+    if kind == "u64" and not 0 <= int(a) < 2**64:
+        raise QKGenValueError(f"args[{i}]: {a} does not fit a u64 argument of {kernel.name}")
+    return ctypes.c_uint64(int(a))
+
+
 def _params(kernel: Kernel, args: list):
     if len(args) != len(kernel.kinds):
         raise QKGenValueError(f"args: {kernel.name} takes {len(kernel.kinds)} arguments, got {len(args)}")
-    vals = []
-    for i, (kind, a) in enumerate(zip(kernel.kinds, args)):
-        if kind == "f32":
-            vals.append(ctypes.c_float(float(a)))
-        elif kind == "u32":
-            if not 0 <= int(a) < 2**32:
-                raise QKGenValueError(f"args[{i}]: {a} does not fit a u32 argument of {kernel.name}")
-            vals.append(ctypes.c_uint32(int(a)))
-        else:
-            vals.append(ctypes.c_uint64(int(a)))
+    vals = [_param(kernel, i, kind, a) for i, (kind, a) in enumerate(zip(kernel.kinds, args))]
     # vals must outlive the call: returned with the pointer array
     return vals, (ctypes.c_void_p * len(vals))(*(ctypes.addressof(v) for v in vals))
 
 
-def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: tuple, shared: int,
-                  stream: int) -> None:  # fmt: skip
-    """cuLaunchKernel over a 3-D grid of 3-D blocks with `shared` bytes of dynamic shared memory."""
+def _check_launch(cu: LibCuda, kernel: Kernel, grid: tuple, shared: int) -> None:
     for i, (g, lim) in enumerate(zip(grid, _GRID_LIMITS)):
         if not 0 < g <= lim:
             raise QKGenValueError(f"global_size: {g} work-groups in dimension {i}; allowed: 1..{lim}")
@@ -142,10 +153,60 @@ def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: t
             cu("cuFuncSetAttribute", kernel.func, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                ctypes.c_int(shared))  # fmt: skip
             kernel.dynamic_shared = shared
+
+
+def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: tuple, shared: int,
+                  stream: int) -> None:  # fmt: skip
+    """cuLaunchKernel over a 3-D grid of 3-D blocks with `shared` bytes of dynamic shared memory."""
+    _check_launch(cu, kernel, grid, shared)
     vals, params = _params(kernel, args)
     dims = [ctypes.c_uint(v) for v in (*grid, *block)]
     cu("cuLaunchKernel", kernel.func, *dims, ctypes.c_uint(shared), ctypes.c_void_p(stream), params, None)
     del vals
+
+
+_VOIDP, _UINT = ctypes.c_void_p, ctypes.c_uint
+
+
+class PackedLaunch:
+    """One kernel's launch with its parameters packed once (the current context's; grid, shared
+    memory and fixed arguments checked once): a call writes the pointers that change into the
+    packed buffer and calls cuLaunchKernel, which copies the parameters before it returns. The
+    write and the launch are one step under a lock, so threads cannot mix their pointers.
+
+    stream: None (the legacy stream) or a function giving the stream at each call (torch's current
+    stream, which is per thread and is the capture stream inside torch.cuda.graph)."""
+
+    def __init__(self, cu: LibCuda, kernel: Kernel, args: list, dynamic: tuple[int, ...], grid: tuple,
+                 block: tuple, shared: int, ctx: int, stream: Any = None):  # fmt: skip
+        _check_launch(cu, kernel, grid, shared)
+        args = [0 if i in dynamic else a for i, a in enumerate(args)]
+        self.vals, self.params = _params(kernel, args)
+        self.slots = [self.vals[i] for i in dynamic]
+        self.cu, self.ctx, self.stream = cu, ctx, stream
+        dims = [_UINT(v) for v in (*grid, *block, shared)]
+        self._launch = functools.partial(cu.function("cuLaunchKernel"), kernel.func, *dims)
+        self._get_current = cu.function("cuCtxGetCurrent")
+        self._current = _VOIDP()
+        self._current_p = ctypes.pointer(self._current)
+        self._lock = threading.Lock()
+
+    def __call__(self, values: list) -> None:
+        stream = None if self.stream is None else _VOIDP(self.stream())
+        with self._lock:
+            for slot, v in zip(self.slots, values):
+                try:
+                    slot.value = v  # ints (TorchPtr) and objects with __index__ (DeviceBuffer)
+                except TypeError:
+                    slot.value = int(v)
+            self._get_current(self._current_p)
+            if self._current.value == self.ctx:  # torch's thread: the primary context is current
+                rc = self._launch(stream, self.params, None)
+            else:
+                with pushed(self.cu, self.ctx):
+                    rc = self._launch(stream, self.params, None)
+        if rc:
+            raise CUDAError("cuLaunchKernel", rc, self.cu.describe(rc))
 
 
 class DeviceBuffer:

@@ -1,0 +1,73 @@
+"""qkgen.gemv and qkgen.dequantize captured in a CUDA graph (issue 11): with torch tensors they
+launch on torch's current stream, which inside torch.cuda.graph is the capture stream, so the graph
+holds them; a replay on new x written into the captured input must give what an eager call gives.
+A launch on any other stream would fail the capture, and one left out of the graph would leave the
+NaN the outputs are filled with before each replay."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen.formats import reference
+
+pytestmark = pytest.mark.gpu
+K, N = 512, 256
+
+
+def _on_cuda(torch, qt):
+    return qt.with_arrays(**{k: torch.from_numpy(np.ascontiguousarray(v)).cuda()
+                             for k, v in qt.arrays().items()})  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt, opts, path", [("q4_0", {}, "float"), ("q4_0", {}, "int8dot"),
+                                             ("nf4", {"nested": True}, "float")])  # fmt: skip
+@pytest.mark.parametrize("m", [1, 3])
+def test_gemv_and_dequantize_replay_in_a_cuda_graph(torch_cuda, fmt, opts, path, m):
+    torch = torch_cuda
+    w = np.random.default_rng(0).standard_normal((N, K)).astype(np.float32)
+    qt = _on_cuda(torch, reference.quantize(w, fmt, **opts))
+    x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the capture: compiles and binds
+        qkgen.gemv(qt, x, path=path)
+        qkgen.dequantize(qt, "bf16")
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = qkgen.gemv(qt, x, path=path)
+        d = qkgen.dequantize(qt, "bf16")
+    assert y.shape == (m, N) and d.shape == (N, K)
+    for _ in range(3):
+        x.copy_(torch.randn(m, K, device="cuda", dtype=torch.bfloat16))
+        y.fill_(float("nan"))
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        want_y, want_d = qkgen.gemv(qt, x, path=path), qkgen.dequantize(qt, "bf16")
+        torch.cuda.synchronize()
+        assert torch.equal(y, want_y), (y - want_y).abs().max()
+        assert torch.equal(d, want_d)
+    assert not torch.isnan(y).any() and torch.isfinite(y).all()
+
+
+def test_gemv_follows_torch_current_stream(torch_cuda):
+    """On a side stream a warm call still launches there: it is ordered after the side stream's
+    write of x, before anything on the default stream has waited on it."""
+    torch = torch_cuda
+    w = np.random.default_rng(1).standard_normal((N, K)).astype(np.float32)
+    qt = _on_cuda(torch, reference.quantize(w, "q8_0"))
+    x = torch.randn(1, K, device="cuda", dtype=torch.float16)
+    want = qkgen.gemv(qt, x)  # binds on the default stream
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(2_000_000)  # holds the side stream: an early launch would read the old x
+        x2 = x * 2
+        y = qkgen.gemv(qt, x2)
+    side.synchronize()
+    twice = qkgen.gemv(qt, x * 2)
+    torch.cuda.synchronize()
+    assert torch.equal(y, twice) and not torch.equal(y, want)

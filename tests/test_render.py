@@ -25,6 +25,9 @@ GOLDEN_CASES = [
     ("gemv", "nf4", "cuda", dict(dtype="bf16", nested=True)),
     ("gemv", "q4_1", "opencl-nvidia", dict(dtype="f16", mmax=8)),
     ("gemv", "int4", "sycl", dict(dtype="f16", scale_mode="row")),
+    ("dequantize", "q4_k", "opencl", dict(dtype="f32")),  # sub-block scale and min (k4), units of 64
+    ("dequantize", "q6_k", "cuda", dict(dtype="bf16")),  # int8 sub-block scales, a split 2-bit high plane
+    ("embedding", "nvfp4", "sycl", dict(dtype="f16")),  # UE4M3 sub-block scales, an E2M1 table
 ]
 
 

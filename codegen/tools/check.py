@@ -74,10 +74,10 @@ def _check_dequantize(v: dict, fmt: Format, rng, backend, device) -> tuple[bool,
 OUT_EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the output dtype, relative
 
 
-def gemv_sample(fmt: Format, rng: np.random.Generator, v: dict, rows: int = GEMV_ROWS):
-    """A random weight [rows, K] for a gemv variant, K of GEMV_CHUNKS chunks (whole blocks)."""
+def gemv_sample(fmt: Format, rng: np.random.Generator, v: dict, rows: int = GEMV_ROWS, op: str = "gemv"):
+    """A random weight [rows, K] for a gemv (or `op`) variant, K of GEMV_CHUNKS of op's chunks (whole blocks)."""
     kw = {"blocksize": v.get("blocksize"), "nested": v.get("nested", False), "scale_mode": v.get("scale_mode")}
-    ept = render("gemv", fmt, "opencl", **kw).param("ept")
+    ept = render(op, fmt, "opencl", **kw).param("ept")
     k = GEMV_CHUNKS * max(ept, fmt.block if fmt.inline else 1)
     return sample(fmt, rng, kw["nested"], kw["scale_mode"], kw["blocksize"], shape=(rows, k))
 
@@ -134,7 +134,7 @@ def _check_embedding(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, 
     """Rows by token id (repeats, first and last row included) equal dequantize's, bit for bit."""
     from ..interop.lookup import embedding
 
-    qt = gemv_sample(fmt, rng, v, rows=GEMV_ROWS)
+    qt = gemv_sample(fmt, rng, v, rows=GEMV_ROWS, op="embedding")  # K-quant rows have no gemv
     ids = np.concatenate([[0, GEMV_ROWS - 1], rng.integers(0, GEMV_ROWS, 9)]).astype(np.uint32)
     out = embedding(qt, ids, v["dtype"], backend=backend, device=device)
     want = reference.dequantize(qt).reshape(qt.rows, -1)[ids]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...errors import QKGenValueError
 from ...formats import family_of, locate
 from ...formats import reference as ref
-from ..cexpr import Sym
+from ..cexpr import Sym, bare
 from ..source import Arg
 from .spec import (grid_1d, one_scale_per_block, OpSpec, Output, Request, load_align, low_pow2, table_locals,
                    weight_args)
@@ -25,7 +25,7 @@ def chunking(req: Request, whole_blocks: bool = False) -> tuple[int, int, int]:
     chunk_bytes = ept // fmt.per_byte if whole or fmt.pack != "split" else ept
     if ept > limit or limit % ept or chunk_bytes % 4 or ept % fmt.per_byte:
         raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")
-    align = load_align(fmt, "qs", chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
+    align = load_align(fmt, fmt.codes_field, chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
     return ept, chunk_bytes, align
 
 
@@ -39,6 +39,53 @@ def chunk_code_at(req: Request, ept: int) -> tuple[Sym, Sym]:
     return locate(fmt, e)
 
 
+def decodes(fmt) -> bool:
+    """Rows the dequantize and embedding templates decode: those of one_scale_per_block, and inline
+    rows whose scale is a one-value d (f16, or f32 at a 4-byte aligned offset) or sub-block scales
+    of any encoding (times an f16/f32 d and an f16 dmin where the encoding says), their high bits
+    either q5_0's block-wide 32-bit word or split-packed in units (K-quants)."""
+    if one_scale_per_block(fmt):
+        return True
+    if not fmt.inline or fmt.scale not in ("d", "d_m"):
+        return False
+
+    def scalar(name: str, types: tuple[str, ...]) -> bool:
+        f = fmt.member(name) if fmt.has_field(name) else None
+        aligned = f is not None and (f.ctype != "f32" or (fmt.offsets[name] % 4 == 0 and fmt.block_align >= 4))
+        return aligned and f.count == 1 and f.ctype in types
+
+    if fmt.sub_scales is None:
+        scale_ok = scalar("d", ("f16", "f32")) and (fmt.scale == "d" or scalar("m", ("f16",)))
+    else:
+        times_d = fmt.sub_scales in ("k4", "k3", "nibbles", "i8")
+        scale_ok = (not times_d or scalar("d", ("f16", "f32"))) and (not fmt.has_min or scalar("dmin", ("f16",)))
+    legacy_high = fmt.high_unit is None and fmt.high_bits == 1 and fmt.block == 32
+    return scale_ok and (not fmt.high_bit_field or legacy_high or fmt.high_unit is not None)
+
+
+def chunk_start(req: Request, ept: int) -> dict:
+    """Where a chunk starting at block element eb (a multiple of ept) reads each code plane, as C:
+    the slot its elements share and its first byte in the low plane (from locate()), and for a
+    split high plane the same plus what each element reads (high: words wh, code_at, mask, shift)."""
+    fmt = req.fmt
+    eb = Sym.var("eb", fmt.block)
+    out: dict = {"high": None}
+    if fmt.pack == "split":
+        low = fmt.planes[0]
+        out.update(slot=bare(((eb % low.unit) // low.run).c()), byte=bare(locate(fmt, eb)[0].c()))
+    if fmt.high_bit_field and fmt.high_unit is not None:
+        p = fmt.planes[1]
+        if ept > p.run or p.run % ept:
+            raise QKGenValueError(f"ept: {ept} must divide the high bits' run of {p.run} bytes")
+        i = Sym.var("i", ept)
+        chunk_bytes = ept  # one byte per element: the chunk lies in one slot run
+        out["high"] = dict(bits=p.bits, shift=p.shift, unit=p.unit, run=p.run, mask=p.mask,
+                           slot=bare(((eb % p.unit) // p.run).c()), byte=bare(locate(fmt, eb, 1)[0].c()),
+                           code_at=locate(fmt, i + Sym.var("hslot", p.per_byte) * p.run, 1),
+                           chunk_bytes=chunk_bytes, align=load_align(fmt, p.field, chunk_bytes))  # fmt: skip
+    return out
+
+
 def _context(req: Request) -> dict:
     ept, chunk_bytes, align = chunking(req)
     tables, local_arrays = table_locals(req)
@@ -46,7 +93,7 @@ def _context(req: Request) -> dict:
     if req.scale_mode in ("row", "group"):
         args += [Arg("cols", "scalar", "u32"), Arg("groups_per_row", "scalar", "u32")]
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                args=args + local_arrays, wg=req.pop_wg(256, 1))  # fmt: skip
+                at=chunk_start(req, ept), args=args + local_arrays, wg=req.pop_wg(256, 1))  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -57,5 +104,5 @@ SPEC = OpSpec(
     name="dequantize", template="dequantize.jinja", doc="codes + statistics -> values (f32, f16, bf16)",
     context=_context, grid=_grid, outputs=(Output("out", "dtype", lambda s: s["n"]),),
     reference=lambda qt: ref.dequantize(qt),
-    accepts=one_scale_per_block,
+    accepts=decodes,
 )  # fmt: skip

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ...formats import reference as ref
 from ..source import Arg
-from .dequantize import chunk_code_at, chunking
-from .spec import OpSpec, Output, Request, grid_1d, one_scale_per_block, table_locals, weight_args
+from .dequantize import chunk_code_at, chunk_start, chunking, decodes
+from .spec import OpSpec, Output, Request, grid_1d, table_locals, weight_args
 
 
 def embedding_reference(qt, ids):
@@ -24,7 +24,7 @@ def _context(req: Request) -> dict:
     if req.scale_mode == "group":
         args.append(Arg("groups_per_row", "scalar", "u32"))
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                args=args + local_arrays, wg=req.pop_wg(128, 1))  # fmt: skip
+                at=chunk_start(req, ept), args=args + local_arrays, wg=req.pop_wg(128, 1))  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -35,5 +35,5 @@ def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
 SPEC = OpSpec(
     name="embedding", template="embedding.jinja", doc="rows of a quantized table by token id -> values",
     context=_context, grid=_grid, outputs=(Output("out", "dtype", lambda s: s["T"] * s["cols"]),),
-    reference=embedding_reference, accepts=one_scale_per_block,
+    reference=embedding_reference, accepts=decodes,
 )  # fmt: skip

@@ -57,6 +57,7 @@ def test_bad_input_exits_2_with_message_on_stderr():
 def test_check_runs_every_kernel_and_passes():
     r = qk("check", "--backend", "opencl", "--no-progress", "--format", "q4_0", "--format", "nf4")
     assert "failed" in r.stdout and " 0 failed" in r.stdout
-    # q4_0: dequantize, gemv, gemv_int8dot, embedding x 3 dtypes; nf4: 2 layouts x 3 dtypes x 3 ops
-    assert r.stdout.count("PASS") == 30
+    # q4_0: dequantize, gemv, gemv_int8dot, embedding, quantize x 3 dtypes; nf4: 2 layouts x 3 dtypes x 3 ops,
+    # and quantize_stats, quantize: 3 dtypes plain, f32 nested
+    assert r.stdout.count("PASS") == 41
     assert "gemv" in r.stdout

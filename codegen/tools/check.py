@@ -1,4 +1,4 @@
-"""`qkgen check`: run every kernel (dequantize, gemv) on a device and compare it with the reference.
+"""`qkgen check`: run every kernel (dequantize, gemv, quantize...) on a device against the reference.
 
 Inputs are fresh random tensors with odd sizes and partial blocks; outputs are poisoned (NaN
 bytes) before the kernel runs, so an element the kernel fails to write cannot pass. f32 results
@@ -141,9 +141,59 @@ def _check_embedding(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, 
     return compare(np.asarray(out), want, v["dtype"])
 
 
+QUANTIZE_ARRAYS = ("data", "absmax", "absmax_q", "absmax2", "scale")
+
+
+def _quantize_pair(v: dict, fmt: Format, rng, backend, device):
+    """(device QTensor, reference QTensor) of the same random input in v's dtype (odd sizes, partial
+    blocks and groups where the format allows them; GGUF: whole blocks)."""
+    from ..runtime.quantize import quantize_device
+
+    shape = family_of(fmt).sample_shape
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[rng.integers(0, x.size, 3)] *= 8.0  # a few outliers: blocks of differing scales
+    x = reference.round_to(x, v["dtype"]) if v["dtype"] != "f32" else x  # as the host passes them
+    opts = {"nested": v.get("nested", False), "scale_mode": v.get("scale_mode"), "blocksize": v.get("blocksize")}
+    got = quantize_device(x, fmt, backend=backend, device=device, **{k: o for k, o in opts.items() if o})
+    want = reference.quantize(host_f32(x, v["dtype"]), fmt, **{k: o for k, o in opts.items() if o})
+    return got, want
+
+
+def _differing(got, want, names) -> int:
+    """Bytes that differ over the named arrays (an array missing on one side counts whole)."""
+    bad = 0
+    for name in names:
+        a, b = getattr(got, name), getattr(want, name)
+        if a is None or b is None:
+            bad += 0 if a is b else 1
+            continue
+        a, b = np.asarray(a).reshape(-1).view(np.uint8), np.asarray(b).reshape(-1).view(np.uint8)
+        bad += int(np.count_nonzero(a != b)) if a.shape == b.shape else max(a.size, b.size, 1)
+    return bad
+
+
+def _check_quantize(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """Every array (codes, statistics), the nested offset and the geometry equal the reference
+    codec's, bit for bit; the max abs err column counts differing bytes."""
+    got, want = _quantize_pair(v, fmt, rng, backend, device)
+    bad = _differing(got, want, QUANTIZE_ARRAYS)
+    same = got.offset == want.offset and (got.shape, got.blocksize, got.scale_mode) == (
+        want.shape, want.blocksize, want.scale_mode)  # fmt: skip
+    return bad == 0 and same, float(bad)
+
+
+def _check_quantize_stats(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """The statistics kernel's arrays (absmax or scale; nested: absmax2 and the offset) equal the
+    reference's."""
+    got, want = _quantize_pair(v, fmt, rng, backend, device)
+    bad = _differing(got, want, ("absmax2",) if v.get("nested") else ("absmax", "scale"))
+    return bad == 0 and got.offset == want.offset, float(bad)
+
+
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
-          "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding}  # fmt: skip
+          "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
+          "quantize": _check_quantize}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,

@@ -54,13 +54,19 @@ class QuantLinear(nn.Module):
     # ---- constructors ----
     @classmethod
     def from_float(cls, linear: nn.Linear, format: Any, **opts) -> QuantLinear:
-        """Quantize an nn.Linear's weight with the reference codec (opts as qkgen.quantize's)."""
+        """Quantize an nn.Linear's weight (opts as qkgen.quantize's): with the reference codec, or on
+        the device where the weight is a device tensor (runtime.quantize: the same bytes)."""
         from ..runtime.api import quantize
 
         if not isinstance(linear, nn.Linear):
             raise QKGenValueError(f"linear: {type(linear).__name__}; allowed: a torch.nn.Linear")
         backend, device = opts.pop("backend", None), opts.pop("device", None)
-        w = linear.weight.detach().to("cpu", torch.float32).numpy()
+        wd = linear.weight.detach()
+        if wd.device.type != "cpu" and wd.dtype in (torch.float32, torch.float16, torch.bfloat16):
+            from ..runtime.quantize import quantize_device
+
+            return cls(quantize_device(wd.contiguous(), format, backend, device, **opts), linear.bias, backend, device)
+        w = wd.to("cpu", torch.float32).numpy()
         return cls(quantize(w, format, **opts), linear.bias, backend, device)
 
     @classmethod

@@ -1,0 +1,188 @@
+"""The device quantizer (quantize_stats + quantize, runtime/quantize.py) on the CPU devices here:
+every array of the QTensor equals the reference codec's, bit for bit, for every format the op takes,
+every statistics layout, every input dtype, on OpenCL and SYCL; outputs are poisoned first.
+Odd sizes and tails where the format allows them, ties on midpoints and halves, all-zero blocks,
+device arrays in and out, the local-memory reduction of targets without sub-groups, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen import formats as F
+from qkgen.backends import get
+from qkgen.formats import reference
+from qkgen.kernels.ops import get_op
+from qkgen.kernels.ops.quantize import search
+from qkgen.runtime.quantize import quantize_device
+from qkgen.tools.catalog import variants
+
+ARRAYS = ("data", "absmax", "absmax_q", "absmax2", "scale")
+WHERE = [pytest.param(b, marks=pytest.mark.skipif(not get(b).is_available(), reason=f"{b} unavailable"))
+         for b in ("opencl", "sycl")]  # fmt: skip
+FORMATS = get_op("quantize").formats()
+KERNELS = [v for v in variants("quantize") if not v.get("nested")]
+
+
+def host(x32: np.ndarray, dtype: str) -> np.ndarray:
+    return x32 if dtype == "f32" else reference.round_to(x32, dtype)
+
+
+def assert_same(got: qkgen.QTensor, want: qkgen.QTensor) -> None:
+    assert (got.shape, got.blocksize, got.scale_mode, got.offset) == (want.shape, want.blocksize, want.scale_mode,
+                                                                       want.offset)  # fmt: skip
+    for name in ARRAYS:
+        a, b = getattr(got, name), getattr(want, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            a = a.to_host() if hasattr(a, "to_host") else a.get() if hasattr(a, "get") else np.asarray(a)
+            assert a.shape == np.asarray(b).shape, name
+            diff = np.count_nonzero(a.reshape(-1).view(np.uint8) != np.asarray(b).reshape(-1).view(np.uint8))
+            assert diff == 0, f"{name}: {diff} bytes differ"
+
+
+def random_x(rng, shape, outliers: int = 3) -> np.ndarray:
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[rng.integers(0, x.size, outliers)] *= 8.0
+    return x
+
+
+def shapes(fmt) -> list[tuple[int, ...]]:
+    if fmt.inline:  # whole blocks only
+        return [(3, 160), (32,), (2, 3, 64)]
+    return [(7, 333), (1,), (5, 1), (3, 129), (2, 2, 67)]
+
+
+def run(x: np.ndarray, fmt, backend: str, dtype: str = "f32", **opts):
+    got = quantize_device(host(x, dtype), fmt, backend=backend, **opts)
+    want = reference.quantize(reference.host_f32(host(x, dtype), dtype), fmt, **opts)
+    assert_same(got, want)
+    return got
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("kw", KERNELS, ids=lambda v: "-".join(str(x) for x in v.values() if x is not None))
+def test_every_kernel_equals_the_reference(backend, kw, rng, poisoned):
+    fmt = F.get(kw["format"])
+    opts = {k: kw[k] for k in ("scale_mode", "blocksize") if kw.get(k)}
+    for shape in shapes(fmt)[:2]:
+        run(random_x(rng, shape), fmt, backend, kw["dtype"], **opts)
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", ["nf4", "fp4"])
+@pytest.mark.parametrize("blocksize", [32, 64, 4096])
+def test_nested_statistics_and_their_offset(backend, name, blocksize, rng, poisoned):
+    """absmax_q, absmax2 and the offset (reference.mean_f32 of the device absmax, on the host)."""
+    run(random_x(rng, (3, 12352 if blocksize < 4096 else 70001 // 7 * 7)), F.get(name), backend, nested=True,
+        blocksize=blocksize)  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", FORMATS)
+def test_odd_sizes_and_tails(backend, name, rng, poisoned):
+    fmt = F.get(name)
+    modes = fmt.scale_modes or (None,)
+    for shape in shapes(fmt):
+        for mode in modes:
+            opts = {"scale_mode": mode, "group_size": 32} if mode == "group" else {"scale_mode": mode} if mode else {}
+            run(random_x(rng, shape, outliers=1), fmt, backend, **opts)
+        if fmt.blocksizes[0] < fmt.block and not fmt.scale_modes:
+            run(random_x(rng, shape, outliers=1), fmt, backend, blocksize=fmt.blocksizes[0])
+
+
+@pytest.mark.parametrize("backend", WHERE)
+def test_ties_go_where_the_reference_sends_them(backend, poisoned):
+    """Values on the midpoints of the 4-bit tables (absmax 1), halves for rint (int8) and roundf
+    (q8_0), and all-zero blocks among others."""
+    for name in ("nf4", "fp4"):
+        mids = np.asarray(search(F.get(name).table).mids, np.float32)
+        x = np.concatenate([[1.0], mids, -mids, np.zeros(64 - 1 - 2 * mids.size)]).astype(np.float32)
+        run(np.concatenate([x, np.zeros(64, np.float32), x[:33]]), F.get(name), backend)
+    halves = np.concatenate([[128.0], np.arange(-20, 20) + 0.5]).astype(np.float32)
+    run(halves.reshape(1, -1), F.get("int8"), backend, scale_mode="row")
+    q8 = np.concatenate([[127.0], np.arange(-15, 16) + 0.5]).astype(np.float32)
+    run(np.concatenate([q8, np.zeros(32, np.float32)]), F.get("q8_0"), backend)
+    for name in ("blockwise8", "q4_0", "q4_1", "int4"):
+        x = np.zeros((4, 256), np.float32)
+        x[1] = np.linspace(-3, 2, 256)
+        run(x, F.get(name), backend, **({"scale_mode": "group"} if name == "int4" else {}))
+
+
+def test_device_arrays_in_and_out(rng, poisoned):
+    cla = pytest.importorskip("pyopencl.array")
+    if not get("opencl").is_available():
+        pytest.skip("no OpenCL")
+    from qkgen.runtime.api import _open
+
+    dev = _open("opencl", None)
+    x = random_x(rng, (5, 333))
+    xd = cla.to_device(dev.queue, x)
+    got = quantize_device(xd, "nf4", backend="opencl", nested=True)
+    assert isinstance(got.data, cla.Array) and isinstance(got.absmax2, cla.Array)
+    assert_same(got, reference.quantize(x, "nf4", nested=True))
+    half = cla.to_device(dev.queue, x.astype(np.float16))
+    got = quantize_device(half, "int4", backend="opencl", scale_mode="group")
+    assert isinstance(got.scale, cla.Array) and got.scale.shape == (5, 3)
+    assert_same(got, reference.quantize(x.astype(np.float16), "int4", scale_mode="group"))
+    got = quantize_device(cla.to_device(dev.queue, x[:, :320].copy()), "q4_1", backend="opencl")
+    assert_same(got, reference.quantize(x[:, :320], "q4_1"))
+    x[2, 7] = np.inf
+    with pytest.raises(qkgen.QKGenValueError, match=r"x: inf at index \(2, 7\) is not finite"):
+        quantize_device(cla.to_device(dev.queue, x), "nf4", backend="opencl")
+
+
+@pytest.mark.parametrize("backend", WHERE)
+def test_targets_without_subgroups_reduce_in_local_memory(backend, rng, poisoned):
+    """The same device, its target without sub-groups: the stats kernels take the local-memory tree."""
+    from qkgen.runtime.api import _open
+
+    dev = _open(backend, None)
+    before = dev.info.target
+    dev.info.target = dataclasses.replace(before, name=before.name + "-nosg", subgroup_size=0)
+    try:
+        for name, opts in (("nf4", {"nested": True}), ("int8", {"scale_mode": "tensor"}), ("int2", {})):
+            run(random_x(rng, (3, 333)), F.get(name), backend, **opts)
+        assert "scratch[lid]" in qkgen.kernels.render.render("quantize_stats", "nf4", dev.info.target).source
+    finally:
+        dev.info.target = before
+
+
+def test_bad_input_is_refused_before_any_launch(rng):
+    x = random_x(rng, (4, 64))
+    cases = [
+        (dict(format="nf4", blocksize=48), r"blocksize: 48 is not allowed for nf4"),
+        (dict(format="int4", scale_mode="col"), r"scale_mode: 'col'; allowed: tensor, row, group"),
+        (dict(format="q4_0", group_size=32), r"group_size: only for plain integer formats"),
+        (dict(format="q8_0", nested=True), r"nested: q8_0 has no nested statistics"),
+        (dict(format="int1"), r"format: quantize does not take int1; allowed: nf4"),
+        (dict(format="q4_K"), r"format: quantize does not take q4_k"),
+        (dict(format="nf4", allow_nonfinite=True), r"allow_nonfinite: the device quantizer takes finite input"),
+        (dict(format="nf4", bogus=1), r"opts: unknown option\(s\) \['bogus'\]"),
+    ]
+    for kw, msg in cases:
+        with pytest.raises((qkgen.QKGenValueError, F.FormatError), match=msg):
+            quantize_device(x, backend="opencl", **kw)
+    with pytest.raises(qkgen.QKGenValueError, match=r"x: 40 elements; q4_0 needs a multiple of 32"):
+        quantize_device(np.ones(40, np.float32), "q4_0", backend="opencl")
+    with pytest.raises(qkgen.QKGenValueError, match=r"x: shape \(0,\)"):
+        quantize_device(np.ones(0, np.float32), "nf4", backend="opencl")
+    bad = x.copy()
+    bad[3, 5] = np.nan
+    with pytest.raises(qkgen.QKGenValueError, match=r"x: nan at index \(3, 5\) is not finite"):
+        quantize_device(bad, "q4_1", backend="opencl")
+    big = np.full((1, 32), 1e6, np.float32)
+    big[0, 0] = 1e7  # d = 1e7 / 127 is above 65504, the largest f16
+    with pytest.raises(qkgen.QKGenValueError, match=r"overflows q8_0's storage"):
+        quantize_device(big, "q8_0", backend="opencl")
+
+
+def test_the_catalog_lists_the_quantizers():
+    names = {v["format"] for v in variants("quantize")}
+    assert names == set(FORMATS) and "int1" not in names and "nf4" in names and "q5_1" in names
+    nested = [v for v in variants("quantize_stats") if v.get("nested")]
+    assert nested and all(v["dtype"] == "f32" for v in nested)
+    assert set(get_op("quantize_stats").formats()) == {f for f in FORMATS if not F.get(f).inline}

@@ -11,6 +11,12 @@ Reference quantizers: llama.cpp's quantize_row_q*_K_ref from its algorithm (make
 q2_k/q4_k/q5_k, make_q3_quants for q3_k, make_qx_quants for q6_k, amax/127 for q8_k), in numpy: every
 float32 operation of the C source in its order (sequential sums, no fused multiply-add), ggml's
 nearest_int emulated bit for bit. Equal bytes to ggml-quants.c built with -ffp-contract=off.
+
+What adding the family touched beyond this module (issue 13; lines in docs/architecture.md): the row
+vocabulary (row.py: planes with `unit`/`high_unit`/`high_bits`, `sub_block`/`sub_scales`/
+`scales_field`, f32 and i16 fields; registry.py: their rules), subscales.py (the k4, k3, nibbles and
+i8 encodings), codec.py (every plane packed by locate()), decode.jinja (`sub_scale`, a split high
+plane, an f32 d), ops/dequantize.py (`decodes`, `chunk_start`), and two lines of table.py.
 """
 
 from __future__ import annotations

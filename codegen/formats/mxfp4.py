@@ -13,6 +13,11 @@ Quantizers: MXFP4 is gguf-py's (e = floor(log2(amax)) - 2 + 127, evaluated in nu
 gguf.quants does, then the nearest code: argmin |table * scale - x|, first on ties); NVFP4 is
 ggml's quantize_row_nvfp4_ref (gguf-py has none): per sub-block scale ue4m3(amax / 6), nearest
 code as above.
+
+What adding the family touched beyond this module (issue 13; lines in docs/architecture.md): with
+the K-quants' row vocabulary in place, only its two scale encodings (`e8m0_half`, `ue4m3_half`:
+subscales.py and decode.jinja's `sub_scale`, about 25 lines each), NVFP4's `unit` of 16, and its
+rows in table.py.
 """
 
 from __future__ import annotations

@@ -95,3 +95,16 @@ def test_poisoned_outputs_on_a_warm_call(qt, monkeypatch):
         monkeypatch.setattr(plan, "POISON_OUTPUTS", poison)
         qkgen.gemv(qt, x, backend="opencl")
     assert asked == [False, True, False, True]
+
+
+def test_warm_int8dot_with_device_arrays_equals_the_host_path(qt):
+    """Two launches (quantize x to q8_1, then the int8 product) on the warm device-array path give
+    what the host-array path gives."""
+    import pyopencl.array as cla
+
+    dev, dq = _device_arrays(qt)
+    for seed in range(3):
+        xh = np.random.default_rng(seed).standard_normal((3, K)).astype(np.float32)
+        y = qkgen.gemv(dq, cla.to_device(dev.queue, xh), path="int8dot", backend="opencl")
+        assert isinstance(y, cla.Array) and y.shape == (3, N)
+        assert np.array_equal(y.get(), qkgen.gemv(qt, xh, path="int8dot", backend="opencl"))

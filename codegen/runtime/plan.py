@@ -131,8 +131,7 @@ class Bound:
             # [outputs, dynamic positions, their names, args, geometry, launcher (made at the first call)]
             self.steps.append([outs, tuple(i for i, _ in dynamic), [n for _, n in dynamic], args,
                                plan.geometry(sizes), plan.kernel, None])  # fmt: skip
-        lean = len(self.steps) == 1 and not self.uploads and self.native
-        self.call = self._first if lean else self._generic
+        self.call = self._first if self.native and not self.uploads else self._generic
 
     def __call__(self, inputs: dict, like: Any = None) -> Any:
         """Run with `inputs` by name; `like` (the array picking the output type) is used where the
@@ -145,24 +144,26 @@ class Bound:
         return out
 
     def _lean(self):
-        """The call of one launch with native outputs and no uploads (a float-path gemv, a
-        dequantize): no dicts, each launch value made in signature order."""
-        outs, _, names, _, _, _, run = self.steps[0]
-        allocs = {name: alloc for name, _, _, alloc in outs}
-        srcs = tuple((n, self.convert.get(n), allocs.get(n), n == self.result) for n in names)
+        """The call where every output is native and no weight is uploaded (the device-array case):
+        launch values made in signature order, without the generic path's bookkeeping."""
+        steps = []
+        for outs, _, names, _, _, _, run in self.steps:
+            allocs = {name: alloc for name, _, _, alloc in outs}
+            steps.append((run, tuple((n, self.convert.get(n), allocs.get(n)) for n in names)))
+        result = self.result
 
         def call(inputs: dict, like: Any) -> Any:
-            poison, vals, out = POISON_OUTPUTS, [], None
-            for name, convert, alloc, result in srcs:
-                if convert is not None:
-                    vals.append(convert(inputs[name]))
-                else:
-                    buf, arr = alloc(like, poison)
-                    vals.append(buf)
-                    if result:
-                        out = arr
-            run(vals)
-            return out
+            poison, bufs, arrays = POISON_OUTPUTS, {}, {}
+            for run, srcs in steps:
+                vals = []
+                for name, convert, alloc in srcs:
+                    if alloc is not None:
+                        bufs[name], arrays[name] = alloc(like, poison)
+                    elif name not in bufs:  # an input; an earlier step's output is in bufs already
+                        bufs[name] = convert(inputs[name])
+                    vals.append(bufs[name])
+                run(vals)
+            return arrays[result]
 
         return call
 

@@ -10,7 +10,8 @@ thread, so launches from several threads are safe.
 Streams. A launch that touches a torch tensor goes on torch.cuda.current_stream() (ordered with
 the torch work around it, and capturable in a CUDA graph); any other launch goes on the legacy
 default stream, which orders it with pycuda's copies and memsets. A launch that mixes the two
-synchronizes around itself.
+synchronizes around itself. Warm API calls go through launcher(): a PackedLaunch with the parameters
+packed once and torch's current stream looked up at each call (the capture stream in a graph).
 
 Compilation. nvcc builds a cubin for the device's own sm_XY; cubins are cached on disk under a
 key of source, flags, device, arch, nvcc version and driver version.

@@ -109,7 +109,7 @@ class Kernel:
     name: str
     module: ctypes.c_void_p  # never unloaded: a device keeps its kernels for the process's life
     func: ctypes.c_void_p
-    kinds: tuple[str, ...]  # per argument: "in"/"out" (pointer), "u32", "f32"
+    kinds: tuple[str, ...]  # per argument: "in"/"out" (pointer), "u32", "u64", "f32"
     dynamic_shared: int = _STATIC_SHARED_LIMIT  # what the kernel may take without a new opt-in
     lock: threading.Lock = field(default_factory=threading.Lock)
 

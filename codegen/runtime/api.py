@@ -1,8 +1,10 @@
 """The Python API: quantize with the reference codec, run kernels on a device.
 
-Each call validates its input, takes a launch plan for the device's own target (rendering and
-compiling are cached), binds arguments by name and launches. Device arrays in give device arrays
-out without copies; numpy in gives numpy out (bf16 as uint16 bit patterns).
+The first call of a kind (weight, device, x's type, dtype and shape, options) validates its input,
+takes launch plans for the device's own target (rendering and compiling are cached) and binds them
+into a Bound kept on the weight; a warm call is one dict lookup, x's device/layout checks, the
+output allocation and the launches (issue 11: host time per call). Device arrays in give device
+arrays out without copies; numpy in gives numpy out (bf16 as uint16 bit patterns).
 """
 
 from __future__ import annotations

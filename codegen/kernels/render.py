@@ -110,7 +110,7 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     named.update({k: v for k, v in given.items() if k not in named})  # whatever the caller set is named
     name = kernel_name(op, fmt, dtype, bs, nested, scale_mode, named)
     params = {"dtype": dtype, "blocksize": bs, "nested": nested, "scale_mode": scale_mode,
-              **{k: ctx[k] for k in ("ept", "mmax", "rpw", "fast_decode", "lanes") if k in ctx}, "wg": wg}  # fmt: skip
+              **{k: ctx[k] for k in ("ept", "mmax", "rpw", "unroll", "slices", "fast_decode", "lanes") if k in ctx}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
     body = ENV.get_template(spec.template).render(
         name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,

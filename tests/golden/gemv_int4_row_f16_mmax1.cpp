@@ -3,7 +3,7 @@
  * template: gemv.jinja
  * format:   int4: 4-bit two's complement, element 2i in the low nibble
  * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
- * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 fast_decode=1 lanes=16 wg=128
+ * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=1 lanes=16 wg=128
  */
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
@@ -23,7 +23,7 @@ static inline sycl::half qk_half(uint bits) { return sycl::bit_cast<sycl::half>(
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 1, accumulated in f32.
    Each row n of W is reduced by 16 lanes (a sub-group).
-   A lane group takes 2 consecutive rows, 8 groups per work-group: every activation
+   A lane group takes 2 consecutive rows, 4 groups per work-group: every activation
    chunk it loads serves all 2 rows. Lane l takes chunks l, l + 16, ... of 32 elements:
    one load of 16 code bytes per row, decoded in registers, never written to memory. */
 extern "C"
@@ -36,58 +36,70 @@ void gemv_int4_row_f16_mmax1(
     ushort* __restrict y,
     const uint N,
     const uint K,
-    const uint M)
+    const uint M,
+    syclexp::work_group_memory<float[]> part)
 {
     const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();
     const uint lid = (uint)qk_item.get_local_id(0);
     const uint lane = lid % 16u;
-    const uint row0 = ((uint)qk_item.get_group(0) * 8u + lid / 16u) * 2u;
+    const uint tlane = lid % 32u;  /* lane in the row group's team of 2 lane groups */
+    const uint row0 = ((uint)qk_item.get_group(0) * 4u + lid / 32u) * 2u;
     float acc[2][1];
     for (uint r = 0; r < 2u; ++r) {
         for (uint m = 0; m < 1u; ++m) acc[r][m] = 0.0f;
     }
     /* Groups past N still take part in the reduction below, which may hold barriers. */
     if (row0 < N) {
-        for (uint c = lane; c < K / 32u; c += 16u) {
-            const uint k0 = c * 32u;
-            float v[2][32];
-            float sr[2];
-            for (uint r = 0; r < 2u; ++r) {
-                /* a row past N decodes row N - 1 again; its sums are never stored */
-                const uint row = row0 + r < N ? row0 + r : N - 1u;
-                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
-                const float s = scale[row];
-                const uchar* cp = codes + e0 / 2u;
-                sr[r] = s;
-                uint w[4];
-                const sycl::uint4 w_v0 = ((const sycl::uint4*)cp)[0];
-                w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
-                for (uint i = 0; i < 32u; ++i) {
-                    uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
-                    /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
-                    /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
-                    v[r][i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
+        const uint chunks = K / 32u;
+        for (uint c0 = tlane; c0 < chunks; c0 += 32u) {
+            uint wq[1][2][4];
+            float sr[1][2];
+            for (uint u = 0; u < 1u; ++u) {
+                const uint k0 = (c0 + u * 32u) * 32u;
+                for (uint r = 0; r < 2u; ++r) {
+                    /* a row past N decodes row N - 1 again; its sums are never stored */
+                    const uint row = row0 + r < N ? row0 + r : N - 1u;
+                    const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
+                    const float s = scale[row];
+                    const uchar* cp = codes + e0 / 2u;
+                    sr[u][r] = s;
+                    uint w[4];
+                    const sycl::uint4 w_v0 = ((const sycl::uint4*)cp)[0];
+                    w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
+                    for (uint j = 0; j < 4u; ++j) wq[u][r][j] = w[j];
                 }
             }
-            for (uint m = 0; m < 1u; ++m) {
-                const uchar* xp = x + ((size_t)m * K + k0) * 2u;
-                uint xw[16];
-                const sycl::uint4 xw_v0 = ((const sycl::uint4*)xp)[0];
-                xw[0] = xw_v0[0]; xw[1] = xw_v0[1]; xw[2] = xw_v0[2]; xw[3] = xw_v0[3];
-                const sycl::uint4 xw_v1 = ((const sycl::uint4*)xp)[1];
-                xw[4] = xw_v1[0]; xw[5] = xw_v1[1]; xw[6] = xw_v1[2]; xw[7] = xw_v1[3];
-                const sycl::uint4 xw_v2 = ((const sycl::uint4*)xp)[2];
-                xw[8] = xw_v2[0]; xw[9] = xw_v2[1]; xw[10] = xw_v2[2]; xw[11] = xw_v2[3];
-                const sycl::uint4 xw_v3 = ((const sycl::uint4*)xp)[3];
-                xw[12] = xw_v3[0]; xw[13] = xw_v3[1]; xw[14] = xw_v3[2]; xw[15] = xw_v3[3];
-                float xf[32];
-                for (uint i = 0; i < 32u; ++i) {
-                    xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                }
+            for (uint u = 0; u < 1u; ++u) {
+                const uint k0 = (c0 + u * 32u) * 32u;
+                float v[2][32];
                 for (uint r = 0; r < 2u; ++r) {
-                    float part = 0.0f;
-                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
-                    acc[r][m] += part * sr[r];
+                    for (uint i = 0; i < 32u; ++i) {
+                        uint q = (wq[u][r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
+                        /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
+                        /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
+                        v[r][i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
+                    }
+                }
+                for (uint m = 0; m < 1u; ++m) {
+                    const uchar* xp = x + ((size_t)m * K + k0) * 2u;
+                    uint xw[16];
+                    const sycl::uint4 xw_v0 = ((const sycl::uint4*)xp)[0];
+                    xw[0] = xw_v0[0]; xw[1] = xw_v0[1]; xw[2] = xw_v0[2]; xw[3] = xw_v0[3];
+                    const sycl::uint4 xw_v1 = ((const sycl::uint4*)xp)[1];
+                    xw[4] = xw_v1[0]; xw[5] = xw_v1[1]; xw[6] = xw_v1[2]; xw[7] = xw_v1[3];
+                    const sycl::uint4 xw_v2 = ((const sycl::uint4*)xp)[2];
+                    xw[8] = xw_v2[0]; xw[9] = xw_v2[1]; xw[10] = xw_v2[2]; xw[11] = xw_v2[3];
+                    const sycl::uint4 xw_v3 = ((const sycl::uint4*)xp)[3];
+                    xw[12] = xw_v3[0]; xw[13] = xw_v3[1]; xw[14] = xw_v3[2]; xw[15] = xw_v3[3];
+                    float xf[32];
+                    for (uint i = 0; i < 32u; ++i) {
+                        xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
+                    }
+                    for (uint r = 0; r < 2u; ++r) {
+                        float part = 0.0f;
+                        for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
+                        acc[r][m] += part * sr[u][r];
+                    }
                 }
             }
         }
@@ -97,7 +109,22 @@ void gemv_int4_row_f16_mmax1(
             acc[r][m] = sycl::reduce_over_group(qk_item.get_sub_group(), acc[r][m], sycl::plus<float>());
         }
     }
+    /* the team's 2 lane groups each hold a partial sum: lane 0 of each puts it in local
+       memory, the team's first lane adds them up */
     if (lane == 0u) {
+        for (uint r = 0; r < 2u; ++r) {
+            for (uint m = 0; m < 1u; ++m) part[((lid / 16u) * 2u + r) * 1u + m] = acc[r][m];
+        }
+    }
+    sycl::group_barrier(qk_item.get_group());
+    if (tlane == 0u) {
+        for (uint g = 1; g < 2u; ++g) {
+            for (uint r = 0; r < 2u; ++r) {
+                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[((lid / 16u + g) * 2u + r) * 1u + m];
+            }
+        }
+    }
+    if (tlane == 0u) {
         for (uint r = 0; r < 2u && row0 + r < N; ++r) {
             for (uint m = 0; m < M; ++m) y[(size_t)m * N + row0 + r] = qk_f32_to_f16(acc[r][m]);
         }

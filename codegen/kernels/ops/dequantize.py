@@ -11,17 +11,23 @@ from .spec import (grid_1d, one_scale_per_block, OpSpec, Output, Request, load_a
                    weight_args)
 
 
-def chunking(req: Request, whole_blocks: bool = False) -> tuple[int, int, int]:
+def chunking(req: Request, whole_blocks: bool = False, cap: int | None = None) -> tuple[int, int, int]:
     """(elements, code bytes, load alignment) of the chunk one work-item decodes at a time: aim
     for 16 bytes of codes (one vector load) inside one block or group (one scale). A split-packed
     chunk stays inside one slot run (its elements share `slot`, each takes its own byte) unless
-    `whole_blocks`: then it is the whole block, every byte read once for all its slots."""
+    `whole_blocks`: then it is the whole block, every byte read once for all its slots. `cap`: at
+    most that many elements by default where the format allows (not a whole split block; one word)."""
     fmt = req.fmt
     limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
     whole = whole_blocks and fmt.pack == "split" and limit == fmt.block
-    if fmt.pack == "split" and not whole:
-        limit = min(limit, fmt.run)
-    ept = req.pop_int("ept", limit if whole else min(16 * fmt.per_byte, limit), 1, 1 << 16)
+    run_limit = min(limit, fmt.run) if fmt.pack == "split" else limit
+    default = limit if whole else min(16 * fmt.per_byte, run_limit)
+    if cap and not whole:
+        default = min(default, max(cap, 4 * fmt.per_byte))
+    ept = req.pop_int("ept", default, 1, 1 << 16)
+    whole = whole and ept == limit  # a smaller chunk asked for stays inside one slot run
+    if not whole:
+        limit = run_limit
     chunk_bytes = ept // fmt.per_byte if whole or fmt.pack != "split" else ept
     if ept > limit or limit % ept or chunk_bytes % 4 or ept % fmt.per_byte:
         raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import QKGenValueError
 from ...formats import reference as ref
 from ..source import Arg
 from .dequantize import chunk_code_at, chunking
@@ -17,30 +18,43 @@ def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
 
 def _context(req: Request) -> dict:
     fmt, t = req.fmt, req.target
-    ept, chunk_bytes, align = chunking(req, whole_blocks=True)
     mmax = req.pop_int("mmax", 1, 1, MAX_M)
-    # Rows per lane group: each activation chunk serves them all. Two for 32-element chunks (4-bit
-    # codes); one otherwise: on an H100, 4 rows of 16-element chunks (q8_0) left too few warps in
-    # flight and took 2x longer at 4096 rows, and 64+ element chunks would hold too many values.
-    rpw = req.pop_int("rpw", 2 if ept == 32 else 1, 1, 8)
+    # Defaults measured on an H100 (docs/bench/2026-11-23-h100-gemv-sweep.md), 4096 x 14336, f16/f32 x:
+    # - M = 1: two lane groups per row group (slices) put twice the warps in flight: 54 -> 58% of copy
+    #   for q4_0, 74 -> 78% for q8_0, 41 -> 44% for nf4; rows per lane group 2 for 32-element chunks
+    #   (4-bit), 1 otherwise (4 rows of q8_0 took 2x longer: too few warps).
+    # - M = 8: 16-element chunks of 4 rows each, so x chunks (re-read per row group) serve 4 rows
+    #   and stay few registers: nf4 f32 x 257 -> 133 us, q8_0 f16 x 109 -> 76 us. Split-packed
+    #   rows (q4_0..q5_1) keep whole 32-element blocks.
+    ept, chunk_bytes, align = chunking(req, whole_blocks=True, cap=16 if mmax > 1 else None)
+    if fmt.pack == "split" and ept != fmt.block:  # a chunk's slot would differ from the load's
+        raise QKGenValueError(f"ept: {ept}; allowed for {fmt.name} in gemv: {fmt.block} (whole blocks)")
+    rpw = req.pop_int("rpw", 4 if mmax > 1 else 2 if ept == 32 else 1, 1, 8)
+    # Chunks a lane loads before it decodes any (more loads in flight): 2 and 4 were 10-40% slower
+    # on the H100 (registers), so 1 unless asked for.
+    unroll = req.pop_int("unroll", 1, 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
-    wg = req.pop_wg(128, lanes)
+    # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
+    slices = req.pop_int("slices", 2, 1, 16)
+    wg = req.pop_wg(128, lanes * slices)
     tables, local_arrays = table_locals(req)
     if not t.subgroups:
         local_arrays.append(Arg("scratch", "local", "f32", count=wg))
+    if slices > 1:
+        local_arrays.append(Arg("part", "local", "f32", count=wg // lanes * rpw * mmax))
     args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if req.scale_mode == "group":
         args.append(Arg("groups_per_row", "scalar", "u32"))
     x_size = 4 if req.dtype == "f32" else 2
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                args=args + local_arrays, lanes=lanes, groups=wg // lanes, rpw=rpw, mmax=mmax, fast_decode=fast,
+                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, unroll=unroll, mmax=mmax, fast_decode=fast,
                 whole=fmt.inline and ept == fmt.block, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    rows = ks.wg // ks.param("lanes") * ks.param("rpw")
+    rows = ks.wg // (ks.param("lanes") * ks.param("slices")) * ks.param("rpw")
     return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
 
 

@@ -16,7 +16,8 @@ from .formats import QTensor
 from .kernels.render import render
 from .kernels.source import KernelSource
 from .kernels.target import PROFILES, Target
-from .runtime.api import dequantize, gemv, quantize
+from .runtime.api import dequantize, gemv
+from .runtime.quantize import quantize
 from .version import __version__
 
 __all__ = [

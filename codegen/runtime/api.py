@@ -1,4 +1,4 @@
-"""The Python API: quantize with the reference codec, run kernels on a device.
+"""The Python API: run kernels on a device (quantize, the reference codec or on a device: runtime.quantize).
 
 The first call of a kind (weight, device, x's type, dtype and shape, options) validates its input,
 takes launch plans for the device's own target (rendering and compiling are cached) and binds them
@@ -38,15 +38,6 @@ _ENV_KEY = getattr(os.environ, "encodekey", str)("QKGEN_BACKEND")
 def dtype_name(dtype: Any) -> str:
     """'f32' | 'f16' | 'bf16' from a name, a numpy dtype or a torch dtype."""
     return dtypes.float_dtype(dtype)
-
-
-def quantize(array: Any, format: Any, **opts) -> QTensor:
-    """Quantize a host array with the reference codec (bit-exact with bitsandbytes / gguf).
-
-    opts: blocksize (bitsandbytes formats), nested (nf4/fp4 nested statistics), scale_mode
-    ("tensor", "row", "group") and group_size (plain integer formats), allow_nonfinite.
-    """
-    return ref.quantize(array, format, **opts)
 
 
 _DEVICES: dict[tuple, Any] = {}

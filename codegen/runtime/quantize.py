@@ -100,6 +100,29 @@ def _check(x: Any, fmt, opts: dict) -> tuple[tuple[int, ...], QTensor]:
     return shape, probe
 
 
+def on_device(x: Any) -> bool:
+    """Whether x lives on a device: a torch tensor off the CPU, a pyopencl array, a USM array."""
+    if isinstance(x, np.ndarray) or not hasattr(x, "shape"):
+        return False
+    dev = getattr(x, "device", None)
+    if hasattr(x, "detach"):  # torch
+        return getattr(dev, "type", "cpu") != "cpu"
+    return hasattr(x, "queue") or hasattr(x, "__sycl_usm_array_interface__") or hasattr(x, "gpudata")
+
+
+def quantize(array: Any, format: Any, backend: str | None = None, device: Any = None, **opts) -> QTensor:
+    """Quantize with the reference codec (bit-exact with bitsandbytes / gguf), on the host; or, when
+    `array` is a device array or a backend/device is named, on that device with the generated
+    quantize kernels (equal array by array to the host result; device arrays come back).
+
+    opts: blocksize (bitsandbytes formats), nested (nf4/fp4 nested statistics), scale_mode
+    ("tensor", "row", "group") and group_size (plain integer formats), allow_nonfinite (host only).
+    """
+    if backend is None and device is None and not on_device(array):
+        return ref.quantize(array, format, **opts)
+    return quantize_device(array, format, backend=backend, device=device, **opts)
+
+
 def quantize_device(x: Any, format: Any, backend: str | None = None, device: Any = None, **opts) -> QTensor:
     """Quantize x on a device, equal array by array to `qkgen.quantize(x_host, format, **opts)`.
 

@@ -56,7 +56,7 @@ class QuantLinear(nn.Module):
     def from_float(cls, linear: nn.Linear, format: Any, **opts) -> QuantLinear:
         """Quantize an nn.Linear's weight (opts as qkgen.quantize's): with the reference codec, or on
         the device where the weight is a device tensor (runtime.quantize: the same bytes)."""
-        from ..runtime.api import quantize
+        from ..runtime.quantize import quantize
 
         if not isinstance(linear, nn.Linear):
             raise QKGenValueError(f"linear: {type(linear).__name__}; allowed: a torch.nn.Linear")

@@ -73,7 +73,7 @@ def _from_weights(linears, weights: Mapping, model, format, opts) -> dict[str, n
         if isinstance(t, QTensor):
             out[name] = QuantLinear.from_gguf(t, bias, **opts)
         elif format is not None:
-            from ..runtime.api import quantize
+            from ..runtime.quantize import quantize
 
             out[name] = QuantLinear(quantize(np.asarray(t, np.float32), format), bias, **opts)
         else:  # a float GGUF tensor stays a float layer, with the file's values

@@ -3,7 +3,8 @@
  * template: gemv.jinja
  * format:   int4: 4-bit two's complement, element 2i in the low nibble
  * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
- * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=1 lanes=16 wg=128
+ * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=1
+ *           lanes=16 wg=128
  */
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
@@ -113,14 +114,14 @@ void gemv_int4_row_f16_mmax1(
        memory, the team's first lane adds them up */
     if (lane == 0u) {
         for (uint r = 0; r < 2u; ++r) {
-            for (uint m = 0; m < 1u; ++m) part[((lid / 16u) * 2u + r) * 1u + m] = acc[r][m];
+            for (uint m = 0; m < 1u; ++m) part[(lid / 16u) * 2u + r + m] = acc[r][m];
         }
     }
     sycl::group_barrier(qk_item.get_group());
     if (tlane == 0u) {
         for (uint g = 1; g < 2u; ++g) {
             for (uint r = 0; r < 2u; ++r) {
-                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[((lid / 16u + g) * 2u + r) * 1u + m];
+                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[(lid / 16u + g) * 2u + r + m];
             }
         }
     }

@@ -3,7 +3,8 @@
  * template: gemv.jinja
  * format:   nf4: bitsandbytes NF4: 4-bit normal-float codes, f32 absmax per block
  * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
- * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=0 lanes=32 wg=128
+ * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=0
+ *           lanes=32 wg=128
  */
 #include <cuda_bf16.h>
 typedef unsigned char uchar;
@@ -258,14 +259,14 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
        memory, the team's first lane adds them up */
     if (lane == 0u) {
         for (uint r = 0; r < 2u; ++r) {
-            for (uint m = 0; m < 1u; ++m) part[((lid / 32u) * 2u + r) * 1u + m] = acc[r][m];
+            for (uint m = 0; m < 1u; ++m) part[(lid / 32u) * 2u + r + m] = acc[r][m];
         }
     }
     __syncthreads();
     if (tlane == 0u) {
         for (uint g = 1; g < 2u; ++g) {
             for (uint r = 0; r < 2u; ++r) {
-                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[((lid / 32u + g) * 2u + r) * 1u + m];
+                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[(lid / 32u + g) * 2u + r + m];
             }
         }
     }

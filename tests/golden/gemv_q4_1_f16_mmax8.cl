@@ -3,7 +3,8 @@
  * template: gemv.jinja
  * format:   q4_1: GGUF Q4_1: q * d + m
  * target:   opencl-nvidia (OpenCL C 1.2) fp16=0 bf16=0 subgroup_size=0 dot4=0
- * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=32 mmax=8 rpw=4 unroll=1 slices=2 fast_decode=1 lanes=32 wg=128
+ * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=32 mmax=8 rpw=4 unroll=1 slices=2 fast_decode=1
+ *           lanes=32 wg=128
  */
 #pragma OPENCL FP_CONTRACT OFF
 

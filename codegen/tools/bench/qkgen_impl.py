@@ -43,7 +43,7 @@ def check_blocksize(fmt, size: int) -> int:
 
 def quantize_host(x: np.ndarray, name: str, **opts):
     """x quantized on the host by the reference codec (bit-exact with bitsandbytes / gguf)."""
-    return api.quantize(x, name, **opts)
+    return reference.quantize(x, name, **opts)
 
 
 def dequantize_host(qt) -> np.ndarray:

@@ -69,7 +69,7 @@ SOME = [v for v in catalog.variants("dequantize") if v["dtype"] == "bf16"]
 def test_dequantize_gpuarray(v, cuda_device):
     drv = pytest.importorskip("pycuda.driver")
     gpuarray = pytest.importorskip("pycuda.gpuarray")
-    qt0 = sample_for(v, (7, 160))
+    qt0 = sample_for(v, (7, 1024))  # whole blocks of every family (K-quants: 256)
     ctx = drv.Device(0).retain_primary_context()  # pycuda memory in the context torch also uses
     ctx.push()
     try:
@@ -86,7 +86,7 @@ def test_dequantize_gpuarray(v, cuda_device):
 )
 def test_dequantize_cuda_array_interface(v, cuda_device):
     cupy = pytest.importorskip("cupy")
-    qt0 = sample_for(v, (7, 160))
+    qt0 = sample_for(v, (7, 1024))  # whole blocks of every family (K-quants: 256)
     with cupy.cuda.Device(0):
         qt = to_device(qt0, cupy.asarray)
         out = dequantize(qt, "bf16")

@@ -19,17 +19,21 @@ from qkgen.kernels.ops import OPS
 from qkgen.runtime.api import quantize_q8_1_device
 rng = np.random.default_rng(0)
 cases = [("nf4", dict(nested=True)), ("fp4", {}), ("blockwise8", {}), ("q4_0", {}), ("q5_1", {}), ("q8_0", {}),
-         ("int4", dict(scale_mode="group")), ("int1", dict(scale_mode="row"))]
+         ("int4", dict(scale_mode="group")), ("int1", dict(scale_mode="row")), ("q4_k", {}), ("q6_k", {})]
 ops = set()
 for name, kw in cases:
-    k = 320 if name.startswith("q") else 384
+    kq = name.endswith("_k")
+    k = 512 if kq else 320 if name.startswith("q") else 384
     qt = qkgen.quantize(rng.standard_normal((9, k)).astype(np.float32), name, **kw)
-    odd = qkgen.quantize(rng.standard_normal((3, 333 if not name.startswith("q") else 96)).astype(np.float32),
-                         name, **kw)
+    odd = qkgen.quantize(rng.standard_normal((3, 256 if kq else 333 if not name.startswith("q") else 96))
+                         .astype(np.float32), name, **kw)
+    if not qt.format.inline and name != "int1":  # the device quantizer (GGUF rows: refused on CUDA)
+        qkgen.quantize(rng.standard_normal((5, k)).astype(np.float32), name, backend="cuda", **kw)
+        ops |= {"quantize", "quantize_stats"}
     for dtype in ("f32", "bf16"):
         qkgen.dequantize(odd, dtype, backend="cuda"); ops.add("dequantize")
         embedding(qt, np.array([8, 0, 3, 3], np.uint32), dtype, backend="cuda"); ops.add("embedding")
-        for m in (1, 3):
+        for m in (1, 3) if name in OPS["gemv"].formats() else ():
             x = rng.standard_normal((m, k)).astype(np.float32)
             x = x if dtype == "f32" else qkgen.formats.reference.round_to(x, dtype)
             qkgen.gemv(qt, x, backend="cuda"); ops.add("gemv")

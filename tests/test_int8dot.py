@@ -300,10 +300,11 @@ def test_two_byte_aligned_weight_blocks_get_two_byte_loads():
         row = F.get(fmt)
         for backend in BACKENDS:
             body = render("gemv_int8dot", fmt, backend).source.split("void gemv_int8dot_", 1)[1]
-            wide = re.search(r"(uint|uint4|uint2|vec<uint, \d>)\*\)\(bp \+", body)
+            # code and high-bit words are read through qs / hp, pointers into the block
+            wide = re.search(r"(uint|uint4|uint2|vec<uint, \d>)\*\)\(?(bp|qs|hp)\b", body)
             if row.block_align == 2:
                 assert not wide, (fmt, backend)
-                assert "ushort*)(bp + " in body, (fmt, backend)
+                assert "ushort*)qs)" in body, (fmt, backend)
 
 
 def test_quantize_q8_1_divides_correctly_rounded():

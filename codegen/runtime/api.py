@@ -21,6 +21,7 @@ from ..formats import reference as ref
 from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import is_int8dot_weight
+from .paths import default_path
 from .plan import Bound, Plan
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -166,11 +167,12 @@ def _check_k(k: int, multiple: int, what: str) -> None:
         raise QKGenValueError(f"x.shape: K={k} must be a multiple of {multiple} for {what}")
 
 
-def gemv_plans(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: Any = None,
+def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | None = None, device: Any = None,
                fast_decode: bool = True) -> tuple[list[Plan], dict]:  # fmt: skip
     """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
-    gemv_int8dot) and the launch sizes; what gemv and the bench share."""
-    if path not in PATHS:
+    gemv_int8dot; None: the one measured faster, runtime.paths) and the launch sizes; what gemv and
+    the bench share."""
+    if path is not None and path not in PATHS:
         raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
     if not isinstance(fast_decode, bool):
         raise QKGenValueError(f"fast_decode: {fast_decode!r}; allowed: True or False")
@@ -179,6 +181,8 @@ def gemv_plans(qt: QTensor, x: Any, path: str = "float", backend: str | None = N
     mmax = 1 if m == 1 else MAX_M
     _, sizes = weight_values(qt)
     sizes.update(N=n_out, K=k, M=m)
+    if path is None:
+        path = default_path(dev.target, qt.format, m, dtype)
     if path == "float":
         plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                          scale_mode=qt.scale_mode, mmax=mmax, **({} if fast_decode else {"fast_decode": False}))
@@ -196,13 +200,15 @@ def gemv_plans(qt: QTensor, x: Any, path: str = "float", backend: str | None = N
     return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax)], sizes
 
 
-def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, device: Any = None,
+def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = None, device: Any = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
 
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
-    f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products.
+    f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products;
+    path None (the default) takes the one measured faster for the format, M and kind of device
+    (runtime.paths: int8dot for most GGUF formats on CUDA, float elsewhere).
     """
     # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
     # Bound checks x's device, layout and alignment), the options and the device selection.
@@ -216,7 +222,7 @@ def gemv(qt: QTensor, x: Any, path: str = "float", backend: str | None = None, d
     return bound.call({"x": x}, x)
 
 
-def _bind_gemv(qt: QTensor, x: Any, path: str, backend: str | None, device: Any, fast_decode: bool) -> Bound:
+def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, device: Any, fast_decode: bool) -> Bound:
     plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
     arrays, _ = weight_values(qt)
     like = x if plans[0].dev.is_native(x) else None

@@ -67,7 +67,7 @@ def compiled(cuda_device):
 def test_gemv_float_path(v, m, cuda_device):
     qt = weight(v)
     x = x_host(np.random.default_rng(m), m, qt.shape[1], v["dtype"])
-    y = qkgen.gemv(qt, x, backend="cuda", device=0)
+    y = qkgen.gemv(qt, x, path="float", backend="cuda", device=0)
     assert y.shape == (m, N_ROWS)
     assert_close(y, x, qt, v["dtype"])
 
@@ -84,7 +84,7 @@ def test_gemv_torch_in_torch_out(dtype, torch_cuda):
     qt_t = qt.with_arrays(
         **{k: torch.from_numpy(np.ascontiguousarray(a)).cuda(0) for k, a in qt.arrays().items()}
     )
-    y = qkgen.gemv(qt_t, xt, backend="cuda", device=0)
+    y = qkgen.gemv(qt_t, xt, path="float", backend="cuda", device=0)
     assert isinstance(y, torch.Tensor) and y.dtype == xt.dtype and tuple(y.shape) == (3, N_ROWS)
     assert_close(torch_host(y, dtype), x, qt, dtype)
 

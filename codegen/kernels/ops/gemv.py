@@ -8,7 +8,7 @@ from ...errors import QKGenValueError
 from ...formats import reference as ref
 from ..source import Arg
 from .dequantize import chunk_code_at, chunking
-from .spec import one_scale_per_block, MAX_M, OpSpec, Output, Request, lanes_of, table_locals, weight_args
+from .spec import one_scale_per_block, MAX_M, part_index, OpSpec, Output, Request, lanes_of, table_locals, weight_args
 
 
 def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
@@ -49,18 +49,8 @@ def _context(req: Request) -> dict:
         args.append(Arg("groups_per_row", "scalar", "u32"))
     x_size = 4 if req.dtype == "f32" else 2
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, unroll=unroll, part_at=_part_index(rpw, mmax), mmax=mmax, fast_decode=fast,
+                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, unroll=unroll, part_at=part_index(rpw, mmax), mmax=mmax, fast_decode=fast,
                 whole=fmt.inline and ept == fmt.block, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
-
-
-def _part_index(rpw: int, mmax: int):
-    """C of the flat index [group][r][m] into the slices' partial sums, for a lane group `g`."""
-
-    def at(g: str) -> str:
-        idx = f"({g}) * {rpw}u + r" if rpw > 1 else f"{g} + r"
-        return f"({idx}) * {mmax}u + m" if mmax > 1 else f"{idx} + m"
-
-    return at
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

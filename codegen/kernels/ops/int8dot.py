@@ -12,7 +12,7 @@ import numpy as np
 from ...formats import get, locate
 from ...formats import reference as ref
 from ..source import Arg
-from .spec import MAX_M, OpSpec, Output, Request, lanes_of, load_align
+from .spec import MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
 
@@ -73,15 +73,22 @@ def _gemv_context(req: Request) -> dict:
     act = get(ACT)
     mmax = req.pop_int("mmax", 1, 1, MAX_M)
     lanes = lanes_of(t)
-    wg = req.pop_wg(128, lanes)
+    # Rows per team (each q8_1 block loaded serves them all) and lane groups per team (slices), as
+    # the float GEMV takes them; defaults from the H100 sweep in docs/bench (2026-11-23).
+    rpw = req.pop_int("rpw", 1, 1, 8)
+    slices = req.pop_int("slices", 1, 1, 16)
+    wg = req.pop_wg(128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
     args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if not t.subgroups:
         args.append(Arg("scratch", "local", "f32", count=wg))
+    if slices > 1:
+        args.append(Arg("part", "local", "f32", count=wg // lanes * rpw * mmax))
     hb = fmt.high_bit_field
     return dict(
-        args=args, lanes=lanes, rows=wg // lanes, mmax=mmax, act=act, act_words=act_words(fmt, act),
+        args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices), team=lanes * slices,
+        rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act, act_words=act_words(fmt, act),
         code_bytes=code_bytes, code_align=load_align(fmt, "qs", code_bytes),
         act_align=load_align(act, "qs", act.code_bytes(act.block)), qh_align=load_align(fmt, hb, 4) if hb else 0,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), wg=wg,
@@ -89,7 +96,7 @@ def _gemv_context(req: Request) -> dict:
 
 
 def _gemv_grid(ks, sizes: dict):
-    rows = ks.wg // ks.param("lanes")
+    rows = ks.wg // (ks.param("lanes") * ks.param("slices")) * ks.param("rpw")
     return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
 
 

@@ -146,6 +146,17 @@ def grid_1d(items: int, wg: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return (-(-items // wg) * wg,), (wg,)
 
 
+def part_index(rpw: int, mmax: int):
+    """C of the flat index [group][r][m] into the slices' partial sums, for lane group `g` (the
+    GEMV teams' slices)."""
+
+    def at(g: str) -> str:
+        idx = f"({g}) * {rpw}u + r" if rpw > 1 else f"{g} + r"
+        return f"({idx}) * {mmax}u + m" if mmax > 1 else f"{idx} + m"
+
+    return at
+
+
 def lanes_of(t: Target) -> int:
     """Lanes that reduce one row: the sub-group where there is one, else a 32-wide local tree."""
     return t.subgroup_size or 32

@@ -1,0 +1,33 @@
+"""Which GEMV path a call takes when it names none: the one measured faster for the format, M and
+device kind, else "float".
+
+A row is (backend, formats, M > 1, x is f32) -> "int8dot", from graph-timed device time on an
+NVIDIA H100 (docs/bench/2026-11-23-h100-paths.md, `qkgen bench --op gemv --paths float,int8dot`);
+it is applied to every CUDA arch. The int8dot path quantizes x to q8_1 (8-bit, one f16 scale per
+32 values), as llama.cpp's does: about 0.5% relative error against 0.02% for the float path. Pass
+path="float" for the float path's accuracy.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ..formats import Format
+from ..kernels.ops.int8dot import is_int8dot_weight
+from ..kernels.target import Target
+
+# (backend, M > 1, x f32) -> formats whose int8dot path was faster there
+FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = MappingProxyType({
+    ("cuda", False, False): frozenset({"q4_1", "q5_0", "q5_1"}),
+    ("cuda", False, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    ("cuda", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1"}),
+    ("cuda", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+})  # fmt: skip
+
+
+def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
+    """"int8dot" where it was measured faster on this kind of device, else "float"."""
+    if not is_int8dot_weight(fmt):
+        return "float"
+    fast = FASTER_INT8DOT.get((target.backend, m > 1, dtype == "f32"), frozenset())
+    return "int8dot" if fmt.name in fast else "float"

@@ -1,0 +1,34 @@
+"""gemv's default path: the one measured faster for the format, M and kind of device (runtime.paths)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen.kernels.target import get_target
+from qkgen.runtime.paths import FASTER_INT8DOT, default_path
+
+
+def test_the_table_names_int8dot_formats_only():
+    int8dot = set(qkgen.kernels.ops.get_op("gemv_int8dot").formats())
+    for key, fmts in FASTER_INT8DOT.items():
+        assert fmts <= int8dot, key
+
+
+@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4"])
+@pytest.mark.parametrize("m", [1, 8])
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_default_path_follows_the_table(fmt, m, dtype):
+    row = qkgen.formats.get(fmt)
+    measured = FASTER_INT8DOT[("cuda", m > 1, dtype == "f32")]
+    assert default_path(get_target("cuda-sm90"), row, m, dtype) == ("int8dot" if fmt in measured else "float")
+    # nothing was measured for OpenCL and SYCL: the float path, whose accuracy is the f32 bound
+    assert default_path(get_target("opencl-intel-gpu"), row, m, dtype) == "float"
+    assert default_path(get_target("sycl-intel-gpu"), row, m, dtype) == "float"
+
+
+def test_default_call_on_opencl_is_the_float_path(rng):
+    qt = qkgen.quantize(rng.standard_normal((33, 256)).astype(np.float32), "q5_1")
+    x = rng.standard_normal((2, 256)).astype(np.float32)
+    np.testing.assert_array_equal(qkgen.gemv(qt, x, backend="opencl"), qkgen.gemv(qt, x, path="float", backend="opencl"))

@@ -63,7 +63,14 @@ def _qkgen_model(model, weights, QuantEmbedding, replace_linear, **opts):
     return q
 
 
-def _compare(model, qmodel, device):
+def _nmse_max(fmt: str) -> float:
+    """1e-6 where every gemv takes the float path; 1e-3 where CUDA's default is int8dot (x in 8 bits)."""
+    from qkgen.runtime.paths import FASTER_INT8DOT
+
+    return 1e-3 if any(fmt in s for (backend, *_), s in FASTER_INT8DOT.items() if backend == "cuda") else 1e-6
+
+
+def _compare(model, qmodel, device, nmse_max: float = 1e-6):
     import torch
 
     ids = torch.randint(0, 512, (1, 6), generator=torch.Generator().manual_seed(1)).to(device)
@@ -71,7 +78,7 @@ def _compare(model, qmodel, device):
         want = model(ids).logits[0, -1].double()
         got = qmodel(ids).logits[0, -1].double()
         nmse = float(((got - want) ** 2).sum() / (want**2).sum())
-        assert nmse < 1e-6, nmse
+        assert nmse < nmse_max, nmse
         a = model.generate(ids, max_new_tokens=16, do_sample=False, pad_token_id=0)
         b = qmodel.generate(ids, max_new_tokens=16, do_sample=False, pad_token_id=0)
     assert a.tolist() == b.tolist()
@@ -81,7 +88,8 @@ def _compare(model, qmodel, device):
 def test_synthetic_llama_on_cuda(tmp_path, torch_cuda, fmt):
     pytest.importorskip("transformers")
     model, weights, QE, rl = synthetic(tmp_path, fmt)
-    _compare(model.cuda(), _qkgen_model(model, weights, QE, rl).cuda(), "cuda")
+    # q4_1 takes the int8dot path by default on CUDA (runtime.paths): x through 8-bit q8_1
+    _compare(model.cuda(), _qkgen_model(model, weights, QE, rl).cuda(), "cuda", nmse_max=_nmse_max(fmt))
 
 
 @pytest.mark.parametrize("fmt", ["q4_1", "q8_0"])

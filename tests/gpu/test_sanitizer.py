@@ -27,7 +27,7 @@ for name, kw in cases:
     qt = qkgen.quantize(rng.standard_normal((9, k)).astype(np.float32), name, **kw)
     odd = qkgen.quantize(rng.standard_normal((3, 256 if kq else 333 if not name.startswith("q") else 96))
                          .astype(np.float32), name, **kw)
-    if not qt.format.inline and name != "int1":  # the device quantizer (GGUF rows: refused on CUDA)
+    if name != "int1" and not kq:  # the device quantizer (int1's mean scale and K-quants: host only)
         qkgen.quantize(rng.standard_normal((5, k)).astype(np.float32), name, backend="cuda", **kw)
         ops |= {"quantize", "quantize_stats"}
     for dtype in ("f32", "bf16"):

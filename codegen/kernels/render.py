@@ -20,6 +20,7 @@ from ..version import __version__
 from . import cexpr
 from .dialects import dialect
 from .ops import Request, get_op
+from .ops.spec import team_row0
 from .source import KernelSource
 from .target import Target, get_target
 
@@ -48,7 +49,7 @@ def _div(x: str, k: int) -> str:
     return f"{x} / {k}u" if k != 1 else x
 
 
-ENV.globals.update(code_field=cexpr.code_field, byte_field=cexpr.byte_field, off=_offset, div=_div)
+ENV.globals.update(team_row0=team_row0, code_field=cexpr.code_field, byte_field=cexpr.byte_field, off=_offset, div=_div)
 ENV.filters.update(bare=cexpr.bare, paren=cexpr.paren)
 
 

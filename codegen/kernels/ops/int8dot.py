@@ -74,9 +74,10 @@ def _gemv_context(req: Request) -> dict:
     mmax = req.pop_int("mmax", 1, 1, MAX_M)
     lanes = lanes_of(t)
     # Rows per team (each q8_1 block loaded serves them all) and lane groups per team (slices), as
-    # the float GEMV takes them; defaults from the H100 sweep in docs/bench (2026-11-23).
-    rpw = req.pop_int("rpw", 1, 1, 8)
-    slices = req.pop_int("slices", 1, 1, 16)
+    # the float GEMV takes them. H100 sweep (docs/bench/2026-11-23-h100-gemv-sweep.md), 4096 x 14336,
+    # kernel alone: q4_0 M=1 18.3 -> 14.4 us cold (2 rows, 4 slices), M=8 67.7 -> 34.0 us (4 rows, 4 slices).
+    rpw = req.pop_int("rpw", 4 if mmax > 1 else 2, 1, 8)
+    slices = req.pop_int("slices", 4, 1, 16)
     wg = req.pop_wg(128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
     args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),

@@ -146,6 +146,14 @@ def grid_1d(items: int, wg: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return (-(-items // wg) * wg,), (wg,)
 
 
+def team_row0(group: str, groups: int, team: int, rpw: int) -> str:
+    """C of a GEMV team's first row: `groups` teams of `team` lanes per work-group, `rpw` rows each."""
+    base = group if groups == 1 else f"{group} * {groups}u + lid / {team}u"
+    if rpw == 1:
+        return base
+    return f"{group} * {rpw}u" if groups == 1 else f"({base}) * {rpw}u"
+
+
 def part_index(rpw: int, mmax: int):
     """C of the flat index [group][r][m] into the slices' partial sums, for lane group `g` (the
     GEMV teams' slices)."""

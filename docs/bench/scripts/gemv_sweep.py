@@ -1,0 +1,100 @@
+"""Kernel-level GEMV probe: Plan-launched (no API host path), graph-timed device time, cold (weights
+rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of cases
+[fmt, kw, n, k, m, dtype, overrides]; argv[2]: output JSON."""
+import os, sys, json
+ONCE = bool(os.environ.get("PROBE_ONCE"))
+import numpy as np, torch, qkgen
+from qkgen.backends import open_device
+from qkgen.runtime.plan import Plan
+
+dev = open_device("cuda", 0)
+L2 = torch.cuda.get_device_properties(0).L2_cache_size
+rng = np.random.default_rng(0)
+TD = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+
+def ceiling():
+    n = 1 << 30
+    a = torch.ones(n, dtype=torch.uint8, device="cuda"); b = torch.empty_like(a)
+    for _ in range(3): b.copy_(a)
+    e0, e1 = torch.cuda.Event(True), torch.cuda.Event(True)
+    e0.record()
+    for _ in range(20): b.copy_(a)
+    e1.record(); torch.cuda.synchronize()
+    return 2 * n * 20 / (e0.elapsed_time(e1) * 1e-3) / 1e9
+
+def graph_us(fn, reps):
+    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn(); fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(reps): fn()
+    g.replay(); torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(True), torch.cuda.Event(True)
+    t = []
+    for _ in range(7):
+        e0.record(); g.replay(); e1.record(); torch.cuda.synchronize()
+        t.append(e0.elapsed_time(e1) * 1e3 / reps)
+    return float(np.median(t))
+
+_W = {}
+def weights(fmt, kw, n, k):
+    key = (fmt, json.dumps(kw), n, k)
+    if key not in _W:
+        w = rng.standard_normal((n, k)).astype(np.float32)
+        qt = qkgen.quantize(w, fmt, **kw)
+        wbytes = sum(int(np.asarray(a).nbytes) for a in qt.arrays().values())
+        copies = max(1, -(-4 * L2 // wbytes) + 1)
+        arrs = [{a: torch.from_numpy(np.ascontiguousarray(v)).cuda() for a, v in qt.arrays().items()} for _ in range(copies)]
+        wd = torch.from_numpy(qkgen.formats.reference.dequantize(qt)).cuda()
+        _W.clear(); torch.cuda.empty_cache()
+        _W[key] = (qt, arrs, wbytes, wd)
+    return _W[key]
+
+def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
+    qt, arrs, wbytes, wd = weights(fmt, kw, n, k)
+    x = torch.randn(m, k, device="cuda").to(TD[dtype])
+    ov = dict(ov)
+    op = ov.pop("op", op)
+    if op == "gemv_int8dot":
+        plan = Plan.make(dev, op, qt.format, dtype=dtype, mmax=1 if m == 1 else 8, **ov)
+        from qkgen.runtime.api import quantize_q8_1_device
+        xq = quantize_q8_1_device(x)
+    else:
+        plan = Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                         scale_mode=qt.scale_mode, mmax=1 if m == 1 else 8, **ov)
+    from qkgen.runtime.api import weight_values
+    _, sizes = weight_values(qt)
+    sizes.update(N=n, K=k, M=m)
+    (ybuf, yarr, _), = plan.outputs(sizes, like=x).values()
+    y = yarr.view(m, n)
+    g, l = plan.geometry(sizes)
+    vals = {"x": x, "y": ybuf} if op != "gemv_int8dot" else {"xq": xq, "y": ybuf}
+    bound = [plan.bind({**a, **vals}, sizes) for a in arrs]  # bound once: only pointers and scalars
+    launch = lambda i: dev.launch(plan.kernel, bound[i], g, l)
+    launch(0); torch.cuda.synchronize()
+    if ONCE:
+        return dict(fmt=fmt, shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov, cold_us=1, hot_us=1, bytes=0, rel=0, name=plan.ks.name)
+    ref = x.float() @ wd.T if op != "gemv_int8dot" else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt, x.float().cpu().numpy())).float().cuda()
+    rel = float((y.float() - ref).norm() / ref.norm())
+    it = iter(range(10**9))
+    cold = graph_us(lambda: launch(next(it) % len(arrs)), reps=len(arrs) * 3)
+    hot = graph_us(lambda: launch(0), reps=20)
+    return dict(fmt=fmt + ("+n" if kw.get("nested") else ""), shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov,
+                cold_us=cold, hot_us=hot, bytes=wbytes + m * k * x.element_size(), rel=rel, name=plan.ks.name)
+
+if __name__ == "__main__":
+    cg = 1.0 if ONCE else ceiling()
+    print(f"copy ceiling {cg:.0f} GB/s; L2 {L2/2**20:.0f} MiB", flush=True)
+    rows = []
+    for case in json.loads(open(sys.argv[1]).read()):
+        fmt, kw, n, k, m, dtype, ov = case
+        try:
+            r = run(fmt, kw, n, k, m, dtype, ov)
+        except Exception as e:
+            print(f"{case}: ERROR {type(e).__name__}: {str(e)[:300]}", flush=True); continue
+        r["pct"] = 100 * r["bytes"] / (r["cold_us"] * 1e-6) / 1e9 / cg
+        rows.append(r)
+        print(f"{r['fmt']:<8} {r['shape']:>10} m{m} {dtype:<4} {json.dumps(ov):<34} cold {r['cold_us']:6.1f} us ({r['pct']:3.0f}%) hot {r['hot_us']:6.1f}  rel {r['rel']:.1e}", flush=True)
+    json.dump(dict(ceiling=cg, rows=rows), open(sys.argv[2], "w"))

@@ -173,9 +173,25 @@ def test_k_quant_gguf_file_round_trip(tmp_path, rng, poisoned):
 
 
 @pytest.mark.parametrize("name", NEW)
-def test_gemv_paths_refuse_the_rows(name, rng):
+def test_int8dot_path_refuses_the_rows(name, rng):
     qt = qkgen.quantize(rng.standard_normal((2, 256)).astype(np.float32), name)
-    for path in ("float", "int8dot"):
-        with pytest.raises(qkgen.QKGenValueError, match=rf"format: (gemv does not take {name}|{name} has no int8dot "
-                                                        r"path); allowed: "):
-            qkgen.gemv(qt, np.ones((1, 256), np.float32), path=path, backend="opencl", device="Intel")
+    with pytest.raises(qkgen.QKGenValueError, match=rf"format: {name} has no int8dot path; allowed: "):
+        qkgen.gemv(qt, np.ones((1, 256), np.float32), path="int8dot", backend="opencl", device="Intel")
+
+
+@pytest.mark.parametrize("backend", ["opencl", "sycl"])
+@pytest.mark.parametrize("name", NEW)
+@pytest.mark.parametrize("m, dtype", [(1, "f32"), (3, "f16"), (8, "f32"), (8, "bf16")])
+def test_float_gemv_of_the_rows(backend, name, m, dtype, rng, poisoned):
+    """The float GEMV decodes the K-quant and FP4 rows as dequantize does (sub-block scales, split
+    planes in units, high planes): within the f32 accumulation bound of the float64 product."""
+    n, k = 37, 256 * 5
+    qt = qkgen.quantize(rng.standard_normal((n, k)).astype(np.float32), name)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    xx = qkgen.formats.reference.round_to(x, dtype) if dtype != "f32" else x
+    y = qkgen.formats.reference.host_f32(np.asarray(qkgen.gemv(qt, xx, path="float", backend=backend)), dtype)
+    xf = qkgen.formats.reference.host_f32(xx, dtype).astype(np.float64)
+    w = qkgen.formats.reference.dequantize(qt).astype(np.float64)
+    want = xf @ w.T
+    bound = k * np.finfo(np.float32).eps * (np.abs(xf) @ np.abs(w).T) + (0 if dtype == "f32" else np.abs(want) * 2.0**-7)
+    assert np.all(np.abs(y - want) <= bound), float(np.max(np.abs(y - want) - bound))

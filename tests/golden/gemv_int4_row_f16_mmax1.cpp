@@ -3,8 +3,8 @@
  * template: gemv.jinja
  * format:   int4: 4-bit two's complement, element 2i in the low nibble
  * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
- * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=1
- *           lanes=16 wg=128
+ * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 slices=2 fast_decode=1 lanes=16
+ *           wg=128
  */
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
@@ -38,7 +38,7 @@ void gemv_int4_row_f16_mmax1(
     const uint N,
     const uint K,
     const uint M,
-    syclexp::work_group_memory<float[]> part)
+    syclexp::work_group_memory<float[]> partial)
 {
     const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();
     const uint lid = (uint)qk_item.get_local_id(0);
@@ -53,54 +53,49 @@ void gemv_int4_row_f16_mmax1(
     if (row0 < N) {
         const uint chunks = K / 32u;
         for (uint c0 = tlane; c0 < chunks; c0 += 32u) {
-            uint wq[1][2][4];
-            float sr[1][2];
-            for (uint u = 0; u < 1u; ++u) {
-                const uint k0 = (c0 + u * 32u) * 32u;
-                for (uint r = 0; r < 2u; ++r) {
-                    /* a row past N decodes row N - 1 again; its sums are never stored */
-                    const uint row = row0 + r < N ? row0 + r : N - 1u;
-                    const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
-                    const float s = scale[row];
-                    const uchar* cp = codes + e0 / 2u;
-                    sr[u][r] = s;
-                    uint w[4];
-                    const sycl::uint4 w_v0 = ((const sycl::uint4*)cp)[0];
-                    w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
-                    for (uint j = 0; j < 4u; ++j) wq[u][r][j] = w[j];
+            const uint k0 = c0 * 32u;
+            uint wq[2][4];
+            float sr[2];
+            for (uint r = 0; r < 2u; ++r) {
+                /* a row past N decodes row N - 1 again; its sums are never stored */
+                const uint row = row0 + r < N ? row0 + r : N - 1u;
+                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
+                const float s = scale[row];
+                const uchar* cp = codes + e0 / 2u;
+                sr[r] = s;
+                uint w[4];
+                const sycl::uint4 w_v0 = ((const sycl::uint4*)cp)[0];
+                w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
+                for (uint k = 0; k < 4u; ++k) wq[r][k] = w[k];
+            }
+            float v[2][32];
+            for (uint r = 0; r < 2u; ++r) {
+                for (uint i = 0; i < 32u; ++i) {
+                    uint q = (wq[r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
+                    /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
+                    /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
+                    v[r][i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
                 }
             }
-            for (uint u = 0; u < 1u; ++u) {
-                const uint k0 = (c0 + u * 32u) * 32u;
-                float v[2][32];
-                for (uint r = 0; r < 2u; ++r) {
-                    for (uint i = 0; i < 32u; ++i) {
-                        uint q = (wq[u][r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
-                        /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
-                        /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
-                        v[r][i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
-                    }
+            for (uint m = 0; m < 1u; ++m) {
+                const uchar* xp = x + ((size_t)m * K + k0) * 2u;
+                uint xw[16];
+                const sycl::uint4 xw_v0 = ((const sycl::uint4*)xp)[0];
+                xw[0] = xw_v0[0]; xw[1] = xw_v0[1]; xw[2] = xw_v0[2]; xw[3] = xw_v0[3];
+                const sycl::uint4 xw_v1 = ((const sycl::uint4*)xp)[1];
+                xw[4] = xw_v1[0]; xw[5] = xw_v1[1]; xw[6] = xw_v1[2]; xw[7] = xw_v1[3];
+                const sycl::uint4 xw_v2 = ((const sycl::uint4*)xp)[2];
+                xw[8] = xw_v2[0]; xw[9] = xw_v2[1]; xw[10] = xw_v2[2]; xw[11] = xw_v2[3];
+                const sycl::uint4 xw_v3 = ((const sycl::uint4*)xp)[3];
+                xw[12] = xw_v3[0]; xw[13] = xw_v3[1]; xw[14] = xw_v3[2]; xw[15] = xw_v3[3];
+                float xf[32];
+                for (uint i = 0; i < 32u; ++i) {
+                    xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
                 }
-                for (uint m = 0; m < 1u; ++m) {
-                    const uchar* xp = x + ((size_t)m * K + k0) * 2u;
-                    uint xw[16];
-                    const sycl::uint4 xw_v0 = ((const sycl::uint4*)xp)[0];
-                    xw[0] = xw_v0[0]; xw[1] = xw_v0[1]; xw[2] = xw_v0[2]; xw[3] = xw_v0[3];
-                    const sycl::uint4 xw_v1 = ((const sycl::uint4*)xp)[1];
-                    xw[4] = xw_v1[0]; xw[5] = xw_v1[1]; xw[6] = xw_v1[2]; xw[7] = xw_v1[3];
-                    const sycl::uint4 xw_v2 = ((const sycl::uint4*)xp)[2];
-                    xw[8] = xw_v2[0]; xw[9] = xw_v2[1]; xw[10] = xw_v2[2]; xw[11] = xw_v2[3];
-                    const sycl::uint4 xw_v3 = ((const sycl::uint4*)xp)[3];
-                    xw[12] = xw_v3[0]; xw[13] = xw_v3[1]; xw[14] = xw_v3[2]; xw[15] = xw_v3[3];
-                    float xf[32];
-                    for (uint i = 0; i < 32u; ++i) {
-                        xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                    }
-                    for (uint r = 0; r < 2u; ++r) {
-                        float part = 0.0f;
-                        for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
-                        acc[r][m] += part * sr[u][r];
-                    }
+                for (uint r = 0; r < 2u; ++r) {
+                    float part = 0.0f;
+                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
+                    acc[r][m] += part * sr[r];
                 }
             }
         }
@@ -114,14 +109,14 @@ void gemv_int4_row_f16_mmax1(
        memory, the team's first lane adds them up */
     if (lane == 0u) {
         for (uint r = 0; r < 2u; ++r) {
-            for (uint m = 0; m < 1u; ++m) part[(lid / 16u) * 2u + r + m] = acc[r][m];
+            for (uint m = 0; m < 1u; ++m) partial[(lid / 16u) * 2u + r + m] = acc[r][m];
         }
     }
     sycl::group_barrier(qk_item.get_group());
     if (tlane == 0u) {
         for (uint g = 1; g < 2u; ++g) {
             for (uint r = 0; r < 2u; ++r) {
-                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[(lid / 16u + g) * 2u + r + m];
+                for (uint m = 0; m < 1u; ++m) acc[r][m] += partial[(lid / 16u + g) * 2u + r + m];
             }
         }
     }

@@ -3,8 +3,8 @@
  * template: gemv.jinja
  * format:   nf4: bitsandbytes NF4: 4-bit normal-float codes, f32 absmax per block
  * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
- * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 rpw=2 unroll=1 slices=2 fast_decode=0
- *           lanes=32 wg=128
+ * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 rpw=2 slices=2 fast_decode=0 lanes=32
+ *           wg=128
  */
 #include <cuda_bf16.h>
 typedef unsigned char uchar;
@@ -184,7 +184,7 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
 {
     __shared__ float lut[16];
     __shared__ float lut2[256];
-    __shared__ float part[8];
+    __shared__ float partial[8];
     for (uint t = threadIdx.x; t < 16u; t += blockDim.x) lut[t] = TABLE[t];
     for (uint t = threadIdx.x; t < 256u; t += blockDim.x) lut2[t] = TABLE2[t];
     __syncthreads();
@@ -200,52 +200,47 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
     if (row0 < N) {
         const uint chunks = K / 32u;
         for (uint c0 = tlane; c0 < chunks; c0 += 64u) {
-            uint wq[1][2][4];
-            float sr[1][2];
-            for (uint u = 0; u < 1u; ++u) {
-                const uint k0 = (c0 + u * 64u) * 32u;
-                for (uint r = 0; r < 2u; ++r) {
-                    /* a row past N decodes row N - 1 again; its sums are never stored */
-                    const uint row = row0 + r < N ? row0 + r : N - 1u;
-                    const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
-                    const float s = __fadd_rn(__fmul_rn(lut2[absmax_q[e0 / 64u]], absmax2[(e0 / 64u) / 256u]), offset);
-                    const uchar* cp = codes + e0 / 2u;
-                    sr[u][r] = s;
-                    uint w[4];
-                    const uint4 w_v0 = ((const uint4*)cp)[0];
-                    w[0] = w_v0.x; w[1] = w_v0.y; w[2] = w_v0.z; w[3] = w_v0.w;
-                    for (uint j = 0; j < 4u; ++j) wq[u][r][j] = w[j];
+            const uint k0 = c0 * 32u;
+            uint wq[2][4];
+            float sr[2];
+            for (uint r = 0; r < 2u; ++r) {
+                /* a row past N decodes row N - 1 again; its sums are never stored */
+                const uint row = row0 + r < N ? row0 + r : N - 1u;
+                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
+                const float s = __fadd_rn(__fmul_rn(lut2[absmax_q[e0 / 64u]], absmax2[(e0 / 64u) / 256u]), offset);
+                const uchar* cp = codes + e0 / 2u;
+                sr[r] = s;
+                uint w[4];
+                const uint4 w_v0 = ((const uint4*)cp)[0];
+                w[0] = w_v0.x; w[1] = w_v0.y; w[2] = w_v0.z; w[3] = w_v0.w;
+                for (uint k = 0; k < 4u; ++k) wq[r][k] = w[k];
+            }
+            float v[2][32];
+            for (uint r = 0; r < 2u; ++r) {
+                for (uint i = 0; i < 32u; ++i) {
+                    uint q = (wq[r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
+                    v[r][i] = lut[q];
                 }
             }
-            for (uint u = 0; u < 1u; ++u) {
-                const uint k0 = (c0 + u * 64u) * 32u;
-                float v[2][32];
-                for (uint r = 0; r < 2u; ++r) {
-                    for (uint i = 0; i < 32u; ++i) {
-                        uint q = (wq[u][r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
-                        v[r][i] = lut[q];
-                    }
+            for (uint m = 0; m < 1u; ++m) {
+                const uchar* xp = x + ((size_t)m * K + k0) * 2u;
+                uint xw[16];
+                const uint4 xw_v0 = ((const uint4*)xp)[0];
+                xw[0] = xw_v0.x; xw[1] = xw_v0.y; xw[2] = xw_v0.z; xw[3] = xw_v0.w;
+                const uint4 xw_v1 = ((const uint4*)xp)[1];
+                xw[4] = xw_v1.x; xw[5] = xw_v1.y; xw[6] = xw_v1.z; xw[7] = xw_v1.w;
+                const uint4 xw_v2 = ((const uint4*)xp)[2];
+                xw[8] = xw_v2.x; xw[9] = xw_v2.y; xw[10] = xw_v2.z; xw[11] = xw_v2.w;
+                const uint4 xw_v3 = ((const uint4*)xp)[3];
+                xw[12] = xw_v3.x; xw[13] = xw_v3.y; xw[14] = xw_v3.z; xw[15] = xw_v3.w;
+                float xf[32];
+                for (uint i = 0; i < 32u; ++i) {
+                    xf[i] = qk_bf16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
                 }
-                for (uint m = 0; m < 1u; ++m) {
-                    const uchar* xp = x + ((size_t)m * K + k0) * 2u;
-                    uint xw[16];
-                    const uint4 xw_v0 = ((const uint4*)xp)[0];
-                    xw[0] = xw_v0.x; xw[1] = xw_v0.y; xw[2] = xw_v0.z; xw[3] = xw_v0.w;
-                    const uint4 xw_v1 = ((const uint4*)xp)[1];
-                    xw[4] = xw_v1.x; xw[5] = xw_v1.y; xw[6] = xw_v1.z; xw[7] = xw_v1.w;
-                    const uint4 xw_v2 = ((const uint4*)xp)[2];
-                    xw[8] = xw_v2.x; xw[9] = xw_v2.y; xw[10] = xw_v2.z; xw[11] = xw_v2.w;
-                    const uint4 xw_v3 = ((const uint4*)xp)[3];
-                    xw[12] = xw_v3.x; xw[13] = xw_v3.y; xw[14] = xw_v3.z; xw[15] = xw_v3.w;
-                    float xf[32];
-                    for (uint i = 0; i < 32u; ++i) {
-                        xf[i] = qk_bf16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                    }
-                    for (uint r = 0; r < 2u; ++r) {
-                        float part = 0.0f;
-                        for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
-                        acc[r][m] += part * sr[u][r];
-                    }
+                for (uint r = 0; r < 2u; ++r) {
+                    float part = 0.0f;
+                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
+                    acc[r][m] += part * sr[r];
                 }
             }
         }
@@ -259,14 +254,14 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
        memory, the team's first lane adds them up */
     if (lane == 0u) {
         for (uint r = 0; r < 2u; ++r) {
-            for (uint m = 0; m < 1u; ++m) part[(lid / 32u) * 2u + r + m] = acc[r][m];
+            for (uint m = 0; m < 1u; ++m) partial[(lid / 32u) * 2u + r + m] = acc[r][m];
         }
     }
     __syncthreads();
     if (tlane == 0u) {
         for (uint g = 1; g < 2u; ++g) {
             for (uint r = 0; r < 2u; ++r) {
-                for (uint m = 0; m < 1u; ++m) acc[r][m] += part[(lid / 32u + g) * 2u + r + m];
+                for (uint m = 0; m < 1u; ++m) acc[r][m] += partial[(lid / 32u + g) * 2u + r + m];
             }
         }
     }

@@ -3,8 +3,8 @@
  * template: gemv.jinja
  * format:   q4_1: GGUF Q4_1: q * d + m
  * target:   opencl-nvidia (OpenCL C 1.2) fp16=0 bf16=0 subgroup_size=0 dot4=0
- * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=32 mmax=8 rpw=4 unroll=1 slices=2 fast_decode=1
- *           lanes=32 wg=128
+ * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=32 mmax=8 rpw=4 slices=2 fast_decode=1 lanes=32
+ *           wg=128
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -34,7 +34,7 @@ void gemv_q4_1_f16_mmax8(
     const uint M)
 {
     __local float scratch[128];
-    __local float part[128];
+    __local float partial[128];
     const uint lid = (uint)get_local_id(0);
     const uint lane = lid % 32u;
     const uint tlane = lid % 64u;  /* lane in the row group's team of 2 lane groups */
@@ -47,62 +47,57 @@ void gemv_q4_1_f16_mmax8(
     if (row0 < N) {
         const uint chunks = K / 32u;
         for (uint c0 = tlane; c0 < chunks; c0 += 64u) {
-            uint wq[1][4][4];
-            float sr[1][4];
-            float mr[1][4];
-            for (uint u = 0; u < 1u; ++u) {
-                const uint k0 = (c0 + u * 64u) * 32u;
-                for (uint r = 0; r < 4u; ++r) {
-                    /* a row past N decodes row N - 1 again; its sums are never stored */
-                    const uint row = row0 + r < N ? row0 + r : N - 1u;
-                    const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
-                    __global const uchar* bp = blocks + (size_t)(e0 / 32u) * 20u;
-                    const float s = vload_half(0, (__global const half*)bp);
-                    const float mn = vload_half(0, (__global const half*)(bp + 2));
-                    __global const uchar* cp = bp + 4;
-                    sr[u][r] = s;
-                    mr[u][r] = mn;
-                    uint w[4];
-                    w[0] = ((__global const uint*)cp)[0];
-                    w[1] = ((__global const uint*)cp)[1];
-                    w[2] = ((__global const uint*)cp)[2];
-                    w[3] = ((__global const uint*)cp)[3];
-                    for (uint j = 0; j < 4u; ++j) wq[u][r][j] = w[j];
+            const uint k0 = c0 * 32u;
+            uint wq[4][4];
+            float sr[4];
+            float mr[4];
+            for (uint r = 0; r < 4u; ++r) {
+                /* a row past N decodes row N - 1 again; its sums are never stored */
+                const uint row = row0 + r < N ? row0 + r : N - 1u;
+                const size_t e0 = (size_t)row * K + k0;  /* 64-bit: N * K may pass 2^32 */
+                __global const uchar* bp = blocks + (size_t)(e0 / 32u) * 20u;
+                const float s = vload_half(0, (__global const half*)bp);
+                const float mn = vload_half(0, (__global const half*)(bp + 2));
+                __global const uchar* cp = bp + 4;
+                sr[r] = s;
+                mr[r] = mn;
+                uint w[4];
+                w[0] = ((__global const uint*)cp)[0];
+                w[1] = ((__global const uint*)cp)[1];
+                w[2] = ((__global const uint*)cp)[2];
+                w[3] = ((__global const uint*)cp)[3];
+                for (uint k = 0; k < 4u; ++k) wq[r][k] = w[k];
+            }
+            float v[4][32];
+            for (uint r = 0; r < 4u; ++r) {
+                for (uint i = 0; i < 32u; ++i) {
+                    uint q = (wq[r][(i % 16u) / 4u] >> (((i % 16u) % 4u) * 8u + (i / 16u) * 4u)) & 15u;
+                    /* float bits 0x4B000000 | c are 2^23 + c: minus 2^23 is c, exact, no cvt */
+                    v[r][i] = (as_float(0x4B000000u | q) - 8388608.0f);
                 }
             }
-            for (uint u = 0; u < 1u; ++u) {
-                const uint k0 = (c0 + u * 64u) * 32u;
-                float v[4][32];
-                for (uint r = 0; r < 4u; ++r) {
-                    for (uint i = 0; i < 32u; ++i) {
-                        uint q = (wq[u][r][(i % 16u) / 4u] >> (((i % 16u) % 4u) * 8u + (i / 16u) * 4u)) & 15u;
-                        /* float bits 0x4B000000 | c are 2^23 + c: minus 2^23 is c, exact, no cvt */
-                        v[r][i] = (as_float(0x4B000000u | q) - 8388608.0f);
-                    }
+            for (uint m = 0; m < 8u; ++m) {
+                if (m >= M) break;
+                __global const uchar* xp = x + ((size_t)m * K + k0) * 2u;
+                uint xw[16];
+                const uint4 xw_v0 = ((__global const uint4*)xp)[0];
+                xw[0] = xw_v0.s0; xw[1] = xw_v0.s1; xw[2] = xw_v0.s2; xw[3] = xw_v0.s3;
+                const uint4 xw_v1 = ((__global const uint4*)xp)[1];
+                xw[4] = xw_v1.s0; xw[5] = xw_v1.s1; xw[6] = xw_v1.s2; xw[7] = xw_v1.s3;
+                const uint4 xw_v2 = ((__global const uint4*)xp)[2];
+                xw[8] = xw_v2.s0; xw[9] = xw_v2.s1; xw[10] = xw_v2.s2; xw[11] = xw_v2.s3;
+                const uint4 xw_v3 = ((__global const uint4*)xp)[3];
+                xw[12] = xw_v3.s0; xw[13] = xw_v3.s1; xw[14] = xw_v3.s2; xw[15] = xw_v3.s3;
+                float xf[32];
+                float xsum = 0.0f;
+                for (uint i = 0; i < 32u; ++i) {
+                    xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
+                    xsum += xf[i];
                 }
-                for (uint m = 0; m < 8u; ++m) {
-                    if (m >= M) break;
-                    __global const uchar* xp = x + ((size_t)m * K + k0) * 2u;
-                    uint xw[16];
-                    const uint4 xw_v0 = ((__global const uint4*)xp)[0];
-                    xw[0] = xw_v0.s0; xw[1] = xw_v0.s1; xw[2] = xw_v0.s2; xw[3] = xw_v0.s3;
-                    const uint4 xw_v1 = ((__global const uint4*)xp)[1];
-                    xw[4] = xw_v1.s0; xw[5] = xw_v1.s1; xw[6] = xw_v1.s2; xw[7] = xw_v1.s3;
-                    const uint4 xw_v2 = ((__global const uint4*)xp)[2];
-                    xw[8] = xw_v2.s0; xw[9] = xw_v2.s1; xw[10] = xw_v2.s2; xw[11] = xw_v2.s3;
-                    const uint4 xw_v3 = ((__global const uint4*)xp)[3];
-                    xw[12] = xw_v3.s0; xw[13] = xw_v3.s1; xw[14] = xw_v3.s2; xw[15] = xw_v3.s3;
-                    float xf[32];
-                    float xsum = 0.0f;
-                    for (uint i = 0; i < 32u; ++i) {
-                        xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                        xsum += xf[i];
-                    }
-                    for (uint r = 0; r < 4u; ++r) {
-                        float part = 0.0f;
-                        for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
-                        acc[r][m] += part * sr[u][r] + xsum * mr[u][r];
-                    }
+                for (uint r = 0; r < 4u; ++r) {
+                    float part = 0.0f;
+                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
+                    acc[r][m] += part * sr[r] + xsum * mr[r];
                 }
             }
         }
@@ -124,14 +119,14 @@ void gemv_q4_1_f16_mmax8(
        memory, the team's first lane adds them up */
     if (lane == 0u) {
         for (uint r = 0; r < 4u; ++r) {
-            for (uint m = 0; m < 8u; ++m) part[((lid / 32u) * 4u + r) * 8u + m] = acc[r][m];
+            for (uint m = 0; m < 8u; ++m) partial[((lid / 32u) * 4u + r) * 8u + m] = acc[r][m];
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (tlane == 0u) {
         for (uint g = 1; g < 2u; ++g) {
             for (uint r = 0; r < 4u; ++r) {
-                for (uint m = 0; m < 8u; ++m) acc[r][m] += part[((lid / 32u + g) * 4u + r) * 8u + m];
+                for (uint m = 0; m < 8u; ++m) acc[r][m] += partial[((lid / 32u + g) * 4u + r) * 8u + m];
             }
         }
     }

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import QKGenValueError
+from ...formats import locate
 from ...formats import reference as ref
+from ..cexpr import Sym
 from ..source import Arg
-from .dequantize import chunk_code_at, chunking
-from .spec import one_scale_per_block, MAX_M, part_index, OpSpec, Output, Request, lanes_of, table_locals, weight_args
+from .dequantize import chunk_code_at, chunk_start, chunking, decodes
+from .spec import MAX_M, part_index, OpSpec, Output, Request, lanes_of, table_locals, weight_args
 
 
 def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
@@ -27,12 +29,14 @@ def _context(req: Request) -> dict:
     #   and stay few registers: nf4 f32 x 257 -> 133 us, q8_0 f16 x 109 -> 76 us. Split-packed
     #   rows (q4_0..q5_1) keep whole 32-element blocks.
     ept, chunk_bytes, align = chunking(req, whole_blocks=True, cap=16 if mmax > 1 else None)
-    if fmt.pack == "split" and ept != fmt.block:  # a chunk's slot would differ from the load's
-        raise QKGenValueError(f"ept: {ept}; allowed for {fmt.name} in gemv: {fmt.block} (whole blocks)")
+    whole = fmt.inline and ept == fmt.block
+    # A split-packed chunk smaller than its block (K-quants, NVFP4) shares a slot: its code words
+    # are shifted to slot 0 where they are loaded, so the decode reads them as slot 0 (code_at).
+    slotted = fmt.pack == "split" and not whole
+    at = chunk_start(req, ept) if fmt.inline and (slotted or fmt.high_unit is not None) else None
+    i = Sym.var("i", ept)
+    high = at and at["high"] and {**at["high"], "code_at": locate(fmt, i, 1)}
     rpw = req.pop_int("rpw", 4 if mmax > 1 else 2 if ept == 32 else 1, 1, 8)
-    # Chunks a lane loads before it decodes any (more loads in flight): 2 and 4 were 10-40% slower
-    # on the H100 (registers), so 1 unless asked for.
-    unroll = req.pop_int("unroll", 1, 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
     # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
@@ -42,15 +46,16 @@ def _context(req: Request) -> dict:
     if not t.subgroups:
         local_arrays.append(Arg("scratch", "local", "f32", count=wg))
     if slices > 1:
-        local_arrays.append(Arg("part", "local", "f32", count=wg // lanes * rpw * mmax))
+        local_arrays.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
     args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if req.scale_mode == "group":
         args.append(Arg("groups_per_row", "scalar", "u32"))
     x_size = 4 if req.dtype == "f32" else 2
-    return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, unroll=unroll, part_at=part_index(rpw, mmax), mmax=mmax, fast_decode=fast,
-                whole=fmt.inline and ept == fmt.block, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
+    return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
+                at=at, high=high, slotted=slotted, tables=tables,
+                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), mmax=mmax, fast_decode=fast,
+                whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -62,5 +67,5 @@ SPEC = OpSpec(
     name="gemv", template="gemv.jinja", doc="y = x @ W.T, W decoded in registers, f32 accumulation",
     context=_context, grid=_grid, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
     extra_variants=({"mmax": 1}, {"mmax": MAX_M}), name_params=("mmax",), reference=gemv_reference,
-    accepts=one_scale_per_block,
+    accepts=decodes,
 )  # fmt: skip

@@ -85,7 +85,7 @@ def _gemv_context(req: Request) -> dict:
     if not t.subgroups:
         args.append(Arg("scratch", "local", "f32", count=wg))
     if slices > 1:
-        args.append(Arg("part", "local", "f32", count=wg // lanes * rpw * mmax))
+        args.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
     hb = fmt.high_bit_field
     return dict(
         args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices), team=lanes * slices,

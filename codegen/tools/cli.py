@@ -127,7 +127,7 @@ def cmd_dump(args) -> int:
         raise QKGenError("dump: give OP FORMAT (e.g. `qkgen dump dequantize nf4 --target cuda-sm90`) or --all")
     fmt = get(args.format)
     kw = {**family_of(fmt).default_variant(fmt), **{k: v for k, v in (("scale_mode", args.scale_mode),) if v}}
-    params = {k: getattr(args, k) for k in ("mmax", "wg", "ept", "rpw", "slices") if getattr(args, k) is not None}
+    params = {k: getattr(args, k) for k in ("mmax", "wg", "ept", "cpi", "rpw", "slices") if getattr(args, k) is not None}
     if args.no_fast_decode:
         params["fast_decode"] = False
     for t in targets:
@@ -194,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--ept", type=int, help="elements each work-item decodes per chunk")
     d.add_argument("--rpw", type=int, help="gemv: rows each lane group takes")
     d.add_argument("--slices", type=int, help="gemv: lane groups sharing a row group")
+    d.add_argument("--cpi", type=int, help="dequantize: chunks each work-item decodes")
     d.add_argument("--no-fast-decode", action="store_true", help="gemv: plain int -> float conversion")
     d.add_argument("--all", action="store_true", help="every op x format x variant x dtype for the targets")
     d.add_argument("-o", "--output", help="write into this folder (only files whose content changed)")

@@ -3,12 +3,14 @@
  * template: dequantize.jinja
  * format:   int2: 2-bit, four per byte low bits first, value = field - 2
  * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1
- * params:   dtype=f32 blocksize=64 nested=0 scale_mode=group ept=64 wg=256
+ * params:   dtype=f32 blocksize=64 nested=0 scale_mode=group ept=16 cpi=4 wg=256
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* Work-item c decodes elements [c*64, (c+1)*64): one chunk inside one block, whose
-   16 code bytes are loaded 16-byte aligned. */
+/* A work-group decodes 4 runs of 256 consecutive chunks of 16 elements, one chunk per
+   work-item in each run: neighbouring work-items load and store neighbouring bytes, and the group
+   sets up its tables once for 4 chunks each. A chunk lies inside one block; its 4
+   code bytes are loaded 4-byte aligned. */
 __kernel
 __attribute__((reqd_work_group_size(256, 1, 1)))
 void dequantize_int2_group_g64_f32(
@@ -19,45 +21,35 @@ void dequantize_int2_group_g64_f32(
     const uint cols,
     const uint groups_per_row)
 {
-    /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
-    const size_t e0 = get_global_id(0) * 64u;
-    if (e0 >= n) return;
-    float v[64];
-    __global const uchar* cp = codes + e0 / 4u;
-    /* the chunk's first row and column (one 64-bit division); its elements may run into later rows */
-    const size_t r0 = e0 / cols;
-    const uint c0 = (uint)(e0 % cols);
-    if (e0 + 64u <= n) {
-        uint w[4];
-        const uint4 w_v0 = ((__global const uint4*)cp)[0];
-        w[0] = w_v0.s0; w[1] = w_v0.s1; w[2] = w_v0.s2; w[3] = w_v0.s3;
-        for (uint i = 0; i < 64u; ++i) {
-            const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
-            const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
-            v[i] = (float)((int)q - 2) * s;
-        }
-        ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);
-        ((__global float4*)(out + e0))[1] = (float4)(v[4], v[5], v[6], v[7]);
-        ((__global float4*)(out + e0))[2] = (float4)(v[8], v[9], v[10], v[11]);
-        ((__global float4*)(out + e0))[3] = (float4)(v[12], v[13], v[14], v[15]);
-        ((__global float4*)(out + e0))[4] = (float4)(v[16], v[17], v[18], v[19]);
-        ((__global float4*)(out + e0))[5] = (float4)(v[20], v[21], v[22], v[23]);
-        ((__global float4*)(out + e0))[6] = (float4)(v[24], v[25], v[26], v[27]);
-        ((__global float4*)(out + e0))[7] = (float4)(v[28], v[29], v[30], v[31]);
-        ((__global float4*)(out + e0))[8] = (float4)(v[32], v[33], v[34], v[35]);
-        ((__global float4*)(out + e0))[9] = (float4)(v[36], v[37], v[38], v[39]);
-        ((__global float4*)(out + e0))[10] = (float4)(v[40], v[41], v[42], v[43]);
-        ((__global float4*)(out + e0))[11] = (float4)(v[44], v[45], v[46], v[47]);
-        ((__global float4*)(out + e0))[12] = (float4)(v[48], v[49], v[50], v[51]);
-        ((__global float4*)(out + e0))[13] = (float4)(v[52], v[53], v[54], v[55]);
-        ((__global float4*)(out + e0))[14] = (float4)(v[56], v[57], v[58], v[59]);
-        ((__global float4*)(out + e0))[15] = (float4)(v[60], v[61], v[62], v[63]);
-    } else {
-        /* The last, partial chunk: one byte at a time, nothing read or written past n. */
-        for (uint i = 0; e0 + i < n; ++i) {
-            const uint q = ((uint)cp[i / 4u] >> ((i % 4u) * 2u)) & 3u;
-            const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
-            out[e0 + i] = (float)((int)q - 2) * s;
+    /* chunk and element offsets are 64-bit: a tensor may hold 2^32 elements or more */
+    const size_t chunk0 = (size_t)(uint)get_group_id(0) * 1024u + (uint)get_local_id(0);
+    for (uint chunk = 0; chunk < 4u; ++chunk) {
+        const size_t e0 = (chunk0 + chunk * 256u) * 16u;
+        if (e0 >= n) return;
+        float v[16];
+        __global const uchar* cp = codes + e0 / 4u;
+        /* the chunk's first row and column (one 64-bit division); its elements may run into later rows */
+        const size_t r0 = e0 / cols;
+        const uint c0 = (uint)(e0 % cols);
+        if (e0 + 16u <= n) {
+            uint w[1];
+            w[0] = ((__global const uint*)cp)[0];
+            for (uint i = 0; i < 16u; ++i) {
+                const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
+                const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
+                v[i] = (float)((int)q - 2) * s;
+            }
+            ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);
+            ((__global float4*)(out + e0))[1] = (float4)(v[4], v[5], v[6], v[7]);
+            ((__global float4*)(out + e0))[2] = (float4)(v[8], v[9], v[10], v[11]);
+            ((__global float4*)(out + e0))[3] = (float4)(v[12], v[13], v[14], v[15]);
+        } else {
+            /* The last, partial chunk: one byte at a time, nothing read or written past n. */
+            for (uint i = 0; e0 + i < n; ++i) {
+                const uint q = ((uint)cp[i / 4u] >> ((i % 4u) * 2u)) & 3u;
+                const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
+                out[e0 + i] = (float)((int)q - 2) * s;
+            }
         }
     }
 }

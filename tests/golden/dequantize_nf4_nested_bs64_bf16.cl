@@ -3,7 +3,7 @@
  * template: dequantize.jinja
  * format:   nf4: bitsandbytes NF4: 4-bit normal-float codes, f32 absmax per block
  * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1
- * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 wg=256
+ * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=8 cpi=4 wg=256
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -154,8 +154,10 @@ __constant float TABLE2[256] = {
     0x1.fc6666p-1f, 0x1p+0f             /* 0.99296874 1 */
 };
 
-/* Work-item c decodes elements [c*32, (c+1)*32): one chunk inside one block, whose
-   16 code bytes are loaded 16-byte aligned. */
+/* A work-group decodes 4 runs of 256 consecutive chunks of 8 elements, one chunk per
+   work-item in each run: neighbouring work-items load and store neighbouring bytes, and the group
+   sets up its tables once for 4 chunks each. A chunk lies inside one block; its 4
+   code bytes are loaded 4-byte aligned. */
 __kernel
 __attribute__((reqd_work_group_size(256, 1, 1)))
 void dequantize_nf4_nested_bs64_bf16(
@@ -171,47 +173,34 @@ void dequantize_nf4_nested_bs64_bf16(
     for (uint t = (uint)get_local_id(0); t < 16u; t += (uint)get_local_size(0)) lut[t] = TABLE[t];
     for (uint t = (uint)get_local_id(0); t < 256u; t += (uint)get_local_size(0)) lut2[t] = TABLE2[t];
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
-    const size_t e0 = get_global_id(0) * 32u;
-    if (e0 >= n) return;
-    float v[32];
-    const float s = (lut2[absmax_q[e0 / 64u]] * absmax2[(e0 / 64u) / 256u]) + offset;
-    __global const uchar* cp = codes + e0 / 2u;
-    if (e0 + 32u <= n) {
-        uint w[4];
-        const uint4 w_v0 = ((__global const uint4*)cp)[0];
-        w[0] = w_v0.s0; w[1] = w_v0.s1; w[2] = w_v0.s2; w[3] = w_v0.s3;
-        for (uint i = 0; i < 32u; ++i) {
-            const uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
-            v[i] = lut[q] * s;
-        }
-        /* two 16-bit values a word, the first in the low half (little-endian) */
-        const uint pair0 = (uint)qk_f32_to_bf16(v[0]) | ((uint)qk_f32_to_bf16(v[1]) << 16);
-        const uint pair1 = (uint)qk_f32_to_bf16(v[2]) | ((uint)qk_f32_to_bf16(v[3]) << 16);
-        const uint pair2 = (uint)qk_f32_to_bf16(v[4]) | ((uint)qk_f32_to_bf16(v[5]) << 16);
-        const uint pair3 = (uint)qk_f32_to_bf16(v[6]) | ((uint)qk_f32_to_bf16(v[7]) << 16);
-        ((__global uint4*)(out + e0))[0] = (uint4)(pair0, pair1, pair2, pair3);
-        const uint pair4 = (uint)qk_f32_to_bf16(v[8]) | ((uint)qk_f32_to_bf16(v[9]) << 16);
-        const uint pair5 = (uint)qk_f32_to_bf16(v[10]) | ((uint)qk_f32_to_bf16(v[11]) << 16);
-        const uint pair6 = (uint)qk_f32_to_bf16(v[12]) | ((uint)qk_f32_to_bf16(v[13]) << 16);
-        const uint pair7 = (uint)qk_f32_to_bf16(v[14]) | ((uint)qk_f32_to_bf16(v[15]) << 16);
-        ((__global uint4*)(out + e0))[1] = (uint4)(pair4, pair5, pair6, pair7);
-        const uint pair8 = (uint)qk_f32_to_bf16(v[16]) | ((uint)qk_f32_to_bf16(v[17]) << 16);
-        const uint pair9 = (uint)qk_f32_to_bf16(v[18]) | ((uint)qk_f32_to_bf16(v[19]) << 16);
-        const uint pair10 = (uint)qk_f32_to_bf16(v[20]) | ((uint)qk_f32_to_bf16(v[21]) << 16);
-        const uint pair11 = (uint)qk_f32_to_bf16(v[22]) | ((uint)qk_f32_to_bf16(v[23]) << 16);
-        ((__global uint4*)(out + e0))[2] = (uint4)(pair8, pair9, pair10, pair11);
-        const uint pair12 = (uint)qk_f32_to_bf16(v[24]) | ((uint)qk_f32_to_bf16(v[25]) << 16);
-        const uint pair13 = (uint)qk_f32_to_bf16(v[26]) | ((uint)qk_f32_to_bf16(v[27]) << 16);
-        const uint pair14 = (uint)qk_f32_to_bf16(v[28]) | ((uint)qk_f32_to_bf16(v[29]) << 16);
-        const uint pair15 = (uint)qk_f32_to_bf16(v[30]) | ((uint)qk_f32_to_bf16(v[31]) << 16);
-        ((__global uint4*)(out + e0))[3] = (uint4)(pair12, pair13, pair14, pair15);
-    } else {
-        /* The last, partial chunk: one byte at a time, nothing read or written past n. */
-        for (uint i = 0; e0 + i < n; ++i) {
-            const uint q = ((uint)cp[i / 2u] >> (4u - (i % 2u) * 4u)) & 15u;
-            const float x = lut[q] * s;
-            out[e0 + i] = qk_f32_to_bf16(x);
+    /* chunk and element offsets are 64-bit: a tensor may hold 2^32 elements or more */
+    const size_t chunk0 = (size_t)(uint)get_group_id(0) * 1024u + (uint)get_local_id(0);
+    for (uint chunk = 0; chunk < 4u; ++chunk) {
+        const size_t e0 = (chunk0 + chunk * 256u) * 8u;
+        if (e0 >= n) return;
+        float v[8];
+        const float s = (lut2[absmax_q[e0 / 64u]] * absmax2[(e0 / 64u) / 256u]) + offset;
+        __global const uchar* cp = codes + e0 / 2u;
+        if (e0 + 8u <= n) {
+            uint w[1];
+            w[0] = ((__global const uint*)cp)[0];
+            for (uint i = 0; i < 8u; ++i) {
+                const uint q = (w[(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
+                v[i] = lut[q] * s;
+            }
+            /* two 16-bit values a word, the first in the low half (little-endian) */
+            const uint pair0 = (uint)qk_f32_to_bf16(v[0]) | ((uint)qk_f32_to_bf16(v[1]) << 16);
+            const uint pair1 = (uint)qk_f32_to_bf16(v[2]) | ((uint)qk_f32_to_bf16(v[3]) << 16);
+            const uint pair2 = (uint)qk_f32_to_bf16(v[4]) | ((uint)qk_f32_to_bf16(v[5]) << 16);
+            const uint pair3 = (uint)qk_f32_to_bf16(v[6]) | ((uint)qk_f32_to_bf16(v[7]) << 16);
+            ((__global uint4*)(out + e0))[0] = (uint4)(pair0, pair1, pair2, pair3);
+        } else {
+            /* The last, partial chunk: one byte at a time, nothing read or written past n. */
+            for (uint i = 0; e0 + i < n; ++i) {
+                const uint q = ((uint)cp[i / 2u] >> (4u - (i % 2u) * 4u)) & 15u;
+                const float x = lut[q] * s;
+                out[e0 + i] = qk_f32_to_bf16(x);
+            }
         }
     }
 }

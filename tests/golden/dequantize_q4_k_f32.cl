@@ -3,12 +3,12 @@
  * template: dequantize.jinja
  * format:   q4_k: GGUF Q4_K: q * d*sc - dmin*m, 6-bit scale/min per 32
  * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1
- * params:   dtype=f32 blocksize=256 nested=0 scale_mode=None ept=32 wg=256
+ * params:   dtype=f32 blocksize=256 nested=0 scale_mode=None ept=4 cpi=1 wg=256
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* Work-item c decodes elements [c*32, (c+1)*32): one chunk inside one block, whose
-   32 code bytes are loaded 16-byte aligned. */
+/* Work-item c decodes elements [c*4, (c+1)*4): one chunk inside one block, whose
+   4 code bytes are loaded 4-byte aligned. */
 __kernel
 __attribute__((reqd_work_group_size(256, 1, 1)))
 void dequantize_q4_k_f32(
@@ -17,9 +17,9 @@ void dequantize_q4_k_f32(
     const ulong n)
 {
     /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
-    const size_t e0 = get_global_id(0) * 32u;
+    const size_t e0 = get_global_id(0) * 4u;
     if (e0 >= n) return;
-    float v[32];
+    float v[4];
     /* q4_k block: d, dmin, scales, qs (144 bytes) */
     __global const uchar* bp = blocks + (size_t)(e0 / 256u) * 144u;
     const uint eb = (uint)(e0 % 256u);
@@ -34,21 +34,11 @@ void dequantize_q4_k_f32(
     /* codes in units of 64 elements, 32 bytes each: byte r of a unit holds its elements r, r + 32, ... */
     const uint slot = (eb % 64u) / 32u;
     __global const uchar* cp = bp + 16 + (eb / 64u) * 32u + (eb % 32u);
-    uint w[8];
-    const uint4 w_v0 = ((__global const uint4*)cp)[0];
-    w[0] = w_v0.s0; w[1] = w_v0.s1; w[2] = w_v0.s2; w[3] = w_v0.s3;
-    const uint4 w_v1 = ((__global const uint4*)cp)[1];
-    w[4] = w_v1.s0; w[5] = w_v1.s1; w[6] = w_v1.s2; w[7] = w_v1.s3;
-    for (uint i = 0; i < 32u; ++i) {
-        uint q = (w[i / 4u] >> ((i % 4u) * 8u + slot * 4u)) & 15u;
+    uint w[1];
+    w[0] = ((__global const uint*)cp)[0];
+    for (uint i = 0; i < 4u; ++i) {
+        uint q = (w[0u] >> (i * 8u + slot * 4u)) & 15u;
         v[i] = ((float)q * s) + m;
     }
     ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);
-    ((__global float4*)(out + e0))[1] = (float4)(v[4], v[5], v[6], v[7]);
-    ((__global float4*)(out + e0))[2] = (float4)(v[8], v[9], v[10], v[11]);
-    ((__global float4*)(out + e0))[3] = (float4)(v[12], v[13], v[14], v[15]);
-    ((__global float4*)(out + e0))[4] = (float4)(v[16], v[17], v[18], v[19]);
-    ((__global float4*)(out + e0))[5] = (float4)(v[20], v[21], v[22], v[23]);
-    ((__global float4*)(out + e0))[6] = (float4)(v[24], v[25], v[26], v[27]);
-    ((__global float4*)(out + e0))[7] = (float4)(v[28], v[29], v[30], v[31]);
 }

@@ -3,7 +3,7 @@
  * template: dequantize.jinja
  * format:   q5_0: GGUF Q5_0: (q - 16) * d, fifth bits in qh
  * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
- * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=16 wg=256
+ * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=8 cpi=1 wg=256
  */
 #include <cuda_fp16.h>
 typedef unsigned char uchar;
@@ -13,8 +13,8 @@ typedef unsigned int uint;
 /* f32 -> f16 bits, round to nearest even */
 __device__ __forceinline__ ushort qk_f32_to_f16(float f) { return __half_as_ushort(__float2half_rn(f)); }
 
-/* Work-item c decodes elements [c*16, (c+1)*16): one chunk inside one block, whose
-   16 code bytes are loaded 2-byte aligned. */
+/* Work-item c decodes elements [c*8, (c+1)*8): one chunk inside one block, whose
+   8 code bytes are loaded 2-byte aligned. */
 extern "C" __global__
 __launch_bounds__(256)
 void dequantize_q5_0_f16(
@@ -23,9 +23,9 @@ void dequantize_q5_0_f16(
     const size_t n)
 {
     /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
-    const size_t e0 = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 16u;
+    const size_t e0 = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 8u;
     if (e0 >= n) return;
-    float v[16];
+    float v[8];
     /* q5_0 block: d, qh, qs (22 bytes) */
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 22u;
     const uint eb = (uint)(e0 % 32u);
@@ -35,12 +35,10 @@ void dequantize_q5_0_f16(
                   | ((uint)((const ushort*)(bp + 2))[1] << 16);
     const uint slot = eb / 16u;
     const uchar* cp = bp + 6 + eb % 16u;
-    uint w[4];
+    uint w[2];
     w[0] = (uint)((const ushort*)cp)[0] | ((uint)((const ushort*)cp)[1] << 16);
     w[1] = (uint)((const ushort*)cp)[2] | ((uint)((const ushort*)cp)[3] << 16);
-    w[2] = (uint)((const ushort*)cp)[4] | ((uint)((const ushort*)cp)[5] << 16);
-    w[3] = (uint)((const ushort*)cp)[6] | ((uint)((const ushort*)cp)[7] << 16);
-    for (uint i = 0; i < 16u; ++i) {
+    for (uint i = 0; i < 8u; ++i) {
         uint q = (w[i / 4u] >> ((i % 4u) * 8u + slot * 4u)) & 15u;
         q |= ((qh >> (eb + i)) & 1u) << 4u;
         v[i] = __fmul_rn((float)((int)q - 16), s);
@@ -51,9 +49,4 @@ void dequantize_q5_0_f16(
     const uint pair2 = (uint)qk_f32_to_f16(v[4]) | ((uint)qk_f32_to_f16(v[5]) << 16);
     const uint pair3 = (uint)qk_f32_to_f16(v[6]) | ((uint)qk_f32_to_f16(v[7]) << 16);
     ((uint4*)(out + e0))[0] = make_uint4(pair0, pair1, pair2, pair3);
-    const uint pair4 = (uint)qk_f32_to_f16(v[8]) | ((uint)qk_f32_to_f16(v[9]) << 16);
-    const uint pair5 = (uint)qk_f32_to_f16(v[10]) | ((uint)qk_f32_to_f16(v[11]) << 16);
-    const uint pair6 = (uint)qk_f32_to_f16(v[12]) | ((uint)qk_f32_to_f16(v[13]) << 16);
-    const uint pair7 = (uint)qk_f32_to_f16(v[14]) | ((uint)qk_f32_to_f16(v[15]) << 16);
-    ((uint4*)(out + e0))[1] = make_uint4(pair4, pair5, pair6, pair7);
 }

@@ -3,7 +3,7 @@
  * template: dequantize.jinja
  * format:   q8_0: GGUF Q8_0: q * d; 34-byte blocks are only 2-byte aligned
  * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
- * params:   dtype=f32 blocksize=32 nested=0 scale_mode=None ept=16 wg=256
+ * params:   dtype=f32 blocksize=32 nested=0 scale_mode=None ept=4 cpi=1 wg=256
  */
 #include <sycl/sycl.hpp>
 namespace syclexp = sycl::ext::oneapi::experimental;
@@ -12,8 +12,8 @@ typedef unsigned short ushort;
 typedef unsigned int uint;
 #pragma clang fp contract(off)
 
-/* Work-item c decodes elements [c*16, (c+1)*16): one chunk inside one block, whose
-   16 code bytes are loaded 2-byte aligned. */
+/* Work-item c decodes elements [c*4, (c+1)*4): one chunk inside one block, whose
+   4 code bytes are loaded 2-byte aligned. */
 extern "C"
 SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))
 void dequantize_q8_0_f32(
@@ -23,26 +23,20 @@ void dequantize_q8_0_f32(
 {
     const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<1>();
     /* element offsets are 64-bit: a tensor may hold 2^32 elements or more */
-    const size_t e0 = qk_item.get_global_id(0) * 16u;
+    const size_t e0 = qk_item.get_global_id(0) * 4u;
     if (e0 >= n) return;
-    float v[16];
+    float v[4];
     /* q8_0 block: d, qs (34 bytes) */
     const uchar* bp = blocks + (size_t)(e0 / 32u) * 34u;
     const uint eb = (uint)(e0 % 32u);
     const float s = (float)(*(const sycl::half*)bp);
     const uchar* cp = bp + 2 + eb;
-    uint w[4];
+    uint w[1];
     w[0] = (uint)((const ushort*)cp)[0] | ((uint)((const ushort*)cp)[1] << 16);
-    w[1] = (uint)((const ushort*)cp)[2] | ((uint)((const ushort*)cp)[3] << 16);
-    w[2] = (uint)((const ushort*)cp)[4] | ((uint)((const ushort*)cp)[5] << 16);
-    w[3] = (uint)((const ushort*)cp)[6] | ((uint)((const ushort*)cp)[7] << 16);
-    for (uint i = 0; i < 16u; ++i) {
-        uint q = (w[i / 4u] >> ((i % 4u) * 8u)) & 255u;
+    for (uint i = 0; i < 4u; ++i) {
+        uint q = (w[0u] >> (i * 8u)) & 255u;
         /* (q ^ 128) - 128 sign-extends the 8-bit two's-complement code q */
         v[i] = (float)((int)(q ^ 128u) - 128) * s;
     }
     ((sycl::float4*)(out + e0))[0] = sycl::float4(v[0], v[1], v[2], v[3]);
-    ((sycl::float4*)(out + e0))[1] = sycl::float4(v[4], v[5], v[6], v[7]);
-    ((sycl::float4*)(out + e0))[2] = sycl::float4(v[8], v[9], v[10], v[11]);
-    ((sycl::float4*)(out + e0))[3] = sycl::float4(v[12], v[13], v[14], v[15]);
 }

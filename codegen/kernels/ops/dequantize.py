@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import dtypes
 from ...errors import QKGenValueError
 from ...formats import family_of, locate
 from ...formats import reference as ref
@@ -16,14 +17,15 @@ def chunking(req: Request, whole_blocks: bool = False, cap: int | None = None) -
     for 16 bytes of codes (one vector load) inside one block or group (one scale). A split-packed
     chunk stays inside one slot run (its elements share `slot`, each takes its own byte) unless
     `whole_blocks`: then it is the whole block, every byte read once for all its slots. `cap`: at
-    most that many elements by default where the format allows (not a whole split block; one word)."""
+    most that many elements by default where the format allows (not a whole split block; one word
+    of codes: 4 bytes, or 4 elements of a split run, which take a byte each)."""
     fmt = req.fmt
     limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
     whole = whole_blocks and fmt.pack == "split" and limit == fmt.block
     run_limit = min(limit, fmt.run) if fmt.pack == "split" else limit
     default = limit if whole else min(16 * fmt.per_byte, run_limit)
     if cap and not whole:
-        default = min(default, max(cap, 4 * fmt.per_byte))
+        default = min(default, max(cap, 4 if fmt.pack == "split" else 4 * fmt.per_byte))
     ept = req.pop_int("ept", default, 1, 1 << 16)
     whole = whole and ept == limit  # a smaller chunk asked for stays inside one slot run
     if not whole:
@@ -93,17 +95,29 @@ def chunk_start(req: Request, ept: int) -> dict:
 
 
 def _context(req: Request) -> dict:
-    ept, chunk_bytes, align = chunking(req)
+    # A chunk's output is one 16-byte store (8 f16/bf16 or 4 f32 values, or the least whole words
+    # of codes allow), so a sub-group's stores cover one contiguous span; with scales per row or
+    # group, 32 bytes (their per-element scale lookup is paid per chunk). H100, 8192^2 -> bf16
+    # (docs/bench/2026-11-23-h100-dequantize-split.md): 16 code bytes per chunk gave 57-81% of
+    # copy, 16 output bytes 85-95% (with cpi below), int4 row scales 86% at 32.
+    per_element = req.scale_mode in ("row", "group")
+    store = (32 if per_element else 16) // dtypes.get(req.dtype).size
+    ept, chunk_bytes, align = chunking(req, cap=store)
     tables, local_arrays = table_locals(req)
     args = weight_args(req) + [Arg("out", "out", req.dtype), Arg("n", "scalar", "u64")]
-    if req.scale_mode in ("row", "group"):
+    if per_element:
         args += [Arg("cols", "scalar", "u32"), Arg("groups_per_row", "scalar", "u32")]
+    # cpi: chunks per work-item, in runs of wg neighbouring chunks (1: one chunk, no loop). Where the
+    # work-group first fills local tables (table codes, nested statistics) or reads per-element
+    # scales, 4 chunks each: nf4 nested 64% -> 85% of copy, int4 row 78% -> 86%; elsewhere 1 was
+    # as fast or faster (q4_0 94% against 91%).
+    cpi = req.pop_int("cpi", 4 if local_arrays or req.nested or per_element else 1, 1, 64)
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                at=chunk_start(req, ept), args=args + local_arrays, wg=req.pop_wg(256, 1))  # fmt: skip
+                at=chunk_start(req, ept), args=args + local_arrays, cpi=cpi, wg=req.pop_wg(256, 1))  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    return grid_1d(-(-sizes["n"] // ks.param("ept")), ks.wg)
+    return grid_1d(-(-sizes["n"] // (ks.param("ept") * ks.param("cpi"))), ks.wg)
 
 
 SPEC = OpSpec(

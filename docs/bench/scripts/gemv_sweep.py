@@ -1,6 +1,8 @@
-"""Kernel-level GEMV probe: Plan-launched (no API host path), graph-timed device time, cold (weights
-rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of cases
-[fmt, kw, n, k, m, dtype, overrides]; argv[2]: output JSON."""
+"""Kernel-level GEMV / dequantize probe: Plan-launched (no API host path), graph-timed device time,
+cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of
+cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot" or
+"dequantize"; dequantize ignores m and checks bit-equality with the reference); argv[2]: output
+JSON."""
 import os, sys, json
 ONCE = bool(os.environ.get("PROBE_ONCE"))
 import numpy as np, torch, qkgen
@@ -57,6 +59,8 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     x = torch.randn(m, k, device="cuda").to(TD[dtype])
     ov = dict(ov)
     op = ov.pop("op", op)
+    if op == "dequantize":
+        return run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov)
     if op == "gemv_int8dot":
         plan = Plan.make(dev, op, qt.format, dtype=dtype, mmax=1 if m == 1 else 8, **ov)
         from qkgen.runtime.api import quantize_q8_1_device
@@ -83,6 +87,26 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     hot = graph_us(lambda: launch(0), reps=20)
     return dict(fmt=fmt + ("+n" if kw.get("nested") else ""), shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov,
                 cold_us=cold, hot_us=hot, bytes=wbytes + m * k * x.element_size(), rel=rel, name=plan.ks.name)
+
+def run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov):
+    from qkgen.runtime.api import weight_values
+    plan = Plan.make(dev, "dequantize", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                     scale_mode=qt.scale_mode, **ov)
+    _, sizes = weight_values(qt)
+    like = torch.empty(1, device="cuda", dtype=TD[dtype])
+    (obuf, oarr, _), = plan.outputs(sizes, like=like).values()
+    g, l = plan.geometry(sizes)
+    bound = [plan.bind({**a, "out": obuf}, sizes) for a in arrs]
+    launch = lambda i: dev.launch(plan.kernel, bound[i], g, l)
+    launch(0); torch.cuda.synchronize()
+    out = oarr.view(n, k)
+    exact = bool(torch.equal(out, wd.to(TD[dtype])))
+    it = iter(range(10**9))
+    cold = graph_us(lambda: launch(next(it) % len(arrs)), reps=len(arrs) * 3)
+    hot = graph_us(lambda: launch(0), reps=20)
+    return dict(fmt=fmt + ("+n" if kw.get("nested") else ""), shape=f"{n}x{k}", m=0, dtype=dtype, ov=ov,
+                cold_us=cold, hot_us=hot, bytes=wbytes + n * k * out.element_size(), rel=0.0 if exact else 1.0,
+                name=plan.ks.name)
 
 if __name__ == "__main__":
     cg = 1.0 if ONCE else ceiling()

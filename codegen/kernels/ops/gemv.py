@@ -43,9 +43,10 @@ def _context(req: Request) -> dict:
     slices = req.pop_int("slices", 2, 1, 16)
     wg = req.pop_wg(128, lanes * slices)
     tables, local_arrays = table_locals(req)
-    if not t.subgroups:
-        local_arrays.append(Arg("scratch", "local", "f32", count=wg))
-    if slices > 1:
+    sums = rpw * mmax  # each lane's partial sums, one per row and activation row
+    if not t.subgroups:  # every lane's sums side by side, a padded row each (see the template)
+        local_arrays.append(Arg("scratch", "local", "f32", count=wg * (sums + 1)))
+    elif slices > 1:
         local_arrays.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
     args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
@@ -54,7 +55,7 @@ def _context(req: Request) -> dict:
     x_size = 4 if req.dtype == "f32" else 2
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
                 at=at, high=high, slotted=slotted, tables=tables,
-                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), mmax=mmax, fast_decode=fast,
+                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, mmax=mmax, fast_decode=fast,
                 whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
 
 

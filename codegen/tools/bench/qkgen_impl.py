@@ -206,11 +206,11 @@ def dequantize_call(qt_dev, dtype: str, backend: str, device: Any):
 
 
 def ggml_type(fmt) -> str | None:
-    """ggml's type name of a GGUF format row (q4_0 -> "q4_0": qkgen uses ggml's names), None for
-    other formats."""
-    from ...formats import family_of
-
-    return fmt.name if getattr(family_of(fmt), "name", "") == "gguf" else None
+    """ggml's type name of a row stored in GGUF files (q4_0 -> "q4_0", q4_k -> "q4_K": qkgen's
+    names are ggml's, lower-cased), None for other formats."""
+    if fmt.gguf_type is None:
+        return None
+    return fmt.name[:-2] + "_K" if fmt.name.endswith("_k") else fmt.name
 
 
 def render_kernel(dev, kwargs: dict):

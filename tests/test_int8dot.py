@@ -1,7 +1,8 @@
 """The integer-dot GEMV path on every OpenCL device here: quantize_q8_1 (bit-identical to the
 reference codec) and gemv_int8dot (q8_1 activations x GGUF weights by 4-way int8 dot products).
 
-gemv_int8dot is checked three ways: against a numpy emulation of its own math (the reference q8_1
+The rows of one scale per 32-element block (q4_0 .. q8_0) are tested here; the K-quant rows in
+test_int8dot_kquant.py. gemv_int8dot is checked three ways: against a numpy emulation of its own math (the reference q8_1
 of x, integer block sums, the same formula in float64) within an f32 rounding bound; by NMSE against
 the float64 product with the unquantized activations and against the float path; and by crafted
 weights with a single nonzero code, which show each weight element meets its own activation.
@@ -21,9 +22,11 @@ from qkgen.kernels.target import BACKENDS
 from qkgen.runtime.api import quantize_q8_1_device
 from qkgen.kernels.ops import OPS
 from qkgen.kernels.ops import get_op
+from qkgen.kernels.ops.int8dot import is_block_weight
 from qkgen.kernels.render import render
 
 INT8DOT_FORMATS = get_op("gemv_int8dot").formats()
+BLOCK_FORMATS = [f for f in INT8DOT_FORMATS if is_block_weight(F.get(f))]  # the K-quants: test_int8dot_kquant
 
 opencl = get("opencl")
 needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
@@ -148,7 +151,7 @@ def test_quantize_q8_1_many_scales(device, rng, poisoned):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("m", [1, 3, 8])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("fmt", INT8DOT_FORMATS)
+@pytest.mark.parametrize("fmt", BLOCK_FORMATS)
 def test_gemv_int8dot(fmt, dtype, m, device, rng, poisoned):
     qt = weight(fmt, rng)
     x = x_host(rng.standard_normal((m, K_GEMV)).astype(np.float32), dtype)
@@ -185,7 +188,7 @@ def single_code_weight(fmt: F.Format, k: int) -> tuple[qkgen.QTensor, float]:
 
 @needs_opencl
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("fmt", INT8DOT_FORMATS)
+@pytest.mark.parametrize("fmt", BLOCK_FORMATS)
 def test_each_weight_element_meets_its_own_activation(fmt, device, rng, poisoned):
     # q4/q5 pack elements j and j+16 into one byte: row j+16 (only element j+16 nonzero) must give
     # the product with x[j+16], not x[j] or x[4j...]. Two blocks per row check the block index too.
@@ -243,7 +246,7 @@ def test_sycl_first_device(fmt, rng, poisoned):
 @needs_opencl
 def test_int8dot_bad_input(rng):
     nf4 = reference.quantize(rng.standard_normal((8, 128)).astype(np.float32), "nf4")
-    allowed = "allowed: q4_0, q4_1, q5_0, q5_1, q8_0"
+    allowed = "allowed: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k"
     with pytest.raises(qkgen.QKGenValueError, match=re.escape(f"qtensor.format: nf4 has no int8dot path; {allowed}")):
         qkgen.gemv(nf4, np.ones((1, 128), np.float32), path="int8dot", backend="opencl")
     q8 = reference.quantize(rng.standard_normal((32, 48)).astype(np.float32), "q8_0")  # K = 48
@@ -279,12 +282,14 @@ def test_new_ops_render_everywhere_with_unique_names(backend):
             assert f"kernel:   {ks.name}" in ks.source and re.search(rf"void {ks.name}\(", ks.source)
             names.add(ks.name)
     assert len(names) == sum(len(list(variants(op))) for op in NEW_OPS)
-    assert {v["format"] for v in variants("gemv_int8dot")} == set(INT8DOT_FORMATS) == {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}
+    assert {v["format"] for v in variants("gemv_int8dot")} == set(INT8DOT_FORMATS) == {
+        "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"}
+    assert set(BLOCK_FORMATS) == {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}
     assert {v["format"] for v in variants("quantize_q8_1")} == {"q8_1"}
 
 
 def test_dot_product_forms():
-    for fmt in INT8DOT_FORMATS:
+    for fmt in BLOCK_FORMATS:
         cuda = render("gemv_int8dot", fmt, "cuda", dtype="f16").source
         assert "__dp4a(" in cuda
         dot4 = render("gemv_int8dot", fmt, "opencl-intel-gpu").source
@@ -296,7 +301,7 @@ def test_dot_product_forms():
 
 
 def test_two_byte_aligned_weight_blocks_get_two_byte_loads():
-    for fmt in INT8DOT_FORMATS:
+    for fmt in BLOCK_FORMATS:
         row = F.get(fmt)
         for backend in BACKENDS:
             body = render("gemv_int8dot", fmt, backend).source.split("void gemv_int8dot_", 1)[1]

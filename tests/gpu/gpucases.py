@@ -100,3 +100,23 @@ def assert_same(out: np.ndarray, qt: QTensor, dtype: str) -> None:
 def to_device(qt: QTensor, convert) -> QTensor:
     """qt with every array replaced by convert(numpy array)."""
     return qt.with_arrays(**{k: convert(np.ascontiguousarray(v)) for k, v in qt.arrays().items()})
+
+
+def int8dot_k(fmt: str) -> int:
+    """K of the int8dot GEMV cases: 37 blocks of 32 (a multiple of no lane count) for the rows of
+    one scale per q8_1 block, 5 super-blocks (80 sub-blocks of 16, 40 q8_1 blocks) for the K-quants."""
+    block = F.get(fmt).block
+    return 37 * 32 if block == 32 else 5 * block
+
+
+def int8dot_within_bound(y64: np.ndarray, qt: QTensor, x32: np.ndarray, eps: float) -> tuple[bool, float]:
+    """y (float64 of the output) against the int8dot path's own definition (int8dot_terms: the
+    reference q8_1 of x, integer sums, the same formula in float64) within a few f32 roundings per
+    term and the sum over terms, plus `eps` (half an ulp of the output dtype) relative."""
+    from qkgen.kernels.ops.int8dot import int8dot_terms
+
+    terms = int8dot_terms(qt, x32)
+    want = terms.sum(axis=-1)
+    bound = (terms.shape[-1] + 8) * 2.0**-24 * np.abs(terms).sum(axis=-1) + eps * np.abs(want) + 1e-30
+    err = np.abs(y64 - want)
+    return bool(np.all(err <= bound)), float(np.max(err / bound))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import qkgen
-from gpucases import sample, torch_host
+from gpucases import int8dot_k, int8dot_within_bound, sample, torch_host
 from qkgen.formats import reference
 from qkgen.tools import catalog
 from qkgen import formats as F
@@ -101,9 +101,11 @@ def test_quantize_q8_1_bytes_equal_reference(m, k, dtype, cuda_device):
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize("fmt", INT8DOT_FORMATS)
 def test_gemv_int8dot_close_to_float_product(fmt, dtype, cuda_device):
-    qt = sample(fmt, (N_ROWS, 37 * 32))
+    qt = sample(fmt, (N_ROWS, int8dot_k(fmt)))  # K-quants: whole super-blocks
     x = x_host(np.random.default_rng(7), 3, qt.shape[1], dtype)
     y = qkgen.gemv(qt, x, path="int8dot", backend="cuda", device=0)
     ref = f64(x, dtype) @ reference.dequantize(qt).astype(np.float64).T
     got = f64(y, dtype)
     assert float(((got - ref) ** 2).sum() / (ref**2).sum()) < 1e-3
+    ok, worst = int8dot_within_bound(got, qt, f64(x, dtype).astype(np.float32), EPS[dtype])
+    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"

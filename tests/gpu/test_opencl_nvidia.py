@@ -1,12 +1,16 @@
 """The dequantize suite through the OpenCL backend on the NVIDIA GPU (OpenCL C 1.2, no fp16, no
-sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference."""
+sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference. The
+int8dot GEMV path (local-memory reductions, the portable dot product) within the f32 bound of its
+own definition, for every row it takes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import qkgen
-from gpucases import assert_same, dequantize_cases, sample_for
+from gpucases import assert_same, dequantize_cases, int8dot_k, int8dot_within_bound, sample, sample_for
+from qkgen.formats import reference
+from qkgen.kernels.ops import get_op
 
 pytestmark = pytest.mark.gpu
 
@@ -38,3 +42,17 @@ def test_dequantize_pyopencl_arrays(v, shape, opencl_nvidia):
     out = qkgen.dequantize(qt, "bf16", backend="opencl", device="NVIDIA")
     assert isinstance(out, cla.Array)
     assert_same(out.get(), qt0, "bf16")
+
+
+@pytest.mark.parametrize("m, dtype", [(1, "f32"), (3, "f16"), (8, "bf16")])
+@pytest.mark.parametrize("fmt", get_op("gemv_int8dot").formats())
+def test_gemv_int8dot(fmt, m, dtype, opencl_nvidia):
+    qt = sample(fmt, (67, int8dot_k(fmt)))  # 67 rows: not a multiple of the rows per work-group
+    x32 = np.random.default_rng(m).standard_normal((m, qt.shape[1])).astype(np.float32)
+    x = x32 if dtype == "f32" else x32.astype(np.float16) if dtype == "f16" else reference.round_to(x32, "bf16")
+    y = qkgen.gemv(qt, x, path="int8dot", backend="opencl", device="NVIDIA")
+    assert y.shape == (m, 67) and y.dtype == x.dtype
+    got = reference.host_f32(np.asarray(y), dtype).astype(np.float64)
+    eps = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}[dtype]
+    ok, worst = int8dot_within_bound(got, qt, reference.host_f32(x, dtype), eps)
+    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"

@@ -2,16 +2,24 @@
 to q8_1 on the device (quantize_q8_1, bit-identical to the reference codec), then each weight
 block meets the activation block of the same K range in 4-way int8 dot products (gemv_int8dot).
 Weight rows qualify by their facts: inline blocks of the activation's block size whose codes fit
-a signed byte and whose 4-byte code groups cover four consecutive elements.
+a signed byte and whose 4-byte code groups cover four consecutive elements; or super-blocks of
+whole activation blocks (K-quants) with integer sub-block scales of whole code words, each code
+plane split-packed in runs of whole activation blocks, so the 32 codes one q8_1 block meets are
+one run of 32 bytes per plane, one byte per element, at one slot.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...errors import QKGenValueError
 from ...formats import get, locate
 from ...formats import reference as ref
+from ...formats.row import SUB_SCALES_TIMES_D
+from ...formats.subscales import block_scales
+from ..cexpr import Sym, bare
 from ..source import Arg
+from .dequantize import decodes
 from .spec import MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
@@ -23,10 +31,28 @@ def is_q8_1_row(fmt) -> bool:
 
 
 def is_int8dot_weight(fmt) -> bool:
+    return is_block_weight(fmt) or is_sub_block_weight(fmt)
+
+
+def is_block_weight(fmt) -> bool:
+    """Rows of one scale per block of the activation's size (q4_0 .. q8_0)."""
     act = get(ACT)
     fits = (fmt.code == "signed" and fmt.bits == 8) or (fmt.code == "unsigned" and fmt.bits <= 7 and fmt.step == 1)
     words = (fmt.pack == "split" and fmt.run % 4 == 0) or fmt.per_byte == 1
     return fmt.inline and not fmt.has_field("s") and fmt.block == act.block and fits and words
+
+
+def is_sub_block_weight(fmt) -> bool:
+    """Super-block rows (K-quants): integer sub-block scales times d (and dmin) that the decode reads
+    (dequantize's `decodes`), sub-blocks of whole code words tiling the activation block, unsigned
+    codes of at most 7 bits (the raw code is a signed byte), and every code plane split-packed in
+    runs of whole activation blocks (a q8_1 block's codes: one run of bytes per plane, one slot)."""
+    act = get(ACT)
+    if not (fmt.inline and decodes(fmt) and fmt.sub_scales in SUB_SCALES_TIMES_D and fmt.block % act.block == 0):
+        return False
+    tiles = act.block % fmt.sub_block == 0 and fmt.sub_block % 4 == 0
+    runs = all(p.pack == "split" and p.run % act.block == 0 for p in fmt.planes)
+    return tiles and runs and fmt.code == "unsigned" and fmt.step == 1 and fmt.bits <= 7 and not fmt.has_field("s")
 
 
 # ---- quantize_q8_1 ----
@@ -86,6 +112,10 @@ def _gemv_context(req: Request) -> dict:
         args.append(Arg("scratch", "local", "f32", count=wg))
     if slices > 1:
         args.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
+    if fmt.sub_scales:
+        return dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
+                    team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
+                    wg=wg, **_sub_block_context(fmt, act))  # fmt: skip
     hb = fmt.high_bit_field
     return dict(
         args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices), team=lanes * slices,
@@ -96,7 +126,39 @@ def _gemv_context(req: Request) -> dict:
     )  # fmt: skip
 
 
+def _plane_chunk(fmt, ept: int, plane: int) -> dict:
+    """Where the codes of a chunk of `ept` elements starting at super-block element eb sit in a code
+    plane: its first byte and slot (C, from locate()), the load alignment of its run of ept bytes,
+    the slot's bit shift (C; empty at slot 0) and the byte mask."""
+    p = fmt.planes[plane]
+    e = Sym.var("eb", fmt.block)
+    slot = bare(((e % p.unit) // p.run).c())
+    byte = bare(locate(fmt, e, plane)[0].c())
+    name = "slot" if plane == 0 else "hslot"
+    shift = "" if slot == "0u" else f" >> {name}" if p.bits == 1 else f" >> ({name} * {p.bits}u)"
+    return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot=slot,
+                byte="" if byte == "0u" else byte, shift=shift, align=load_align(fmt, p.field, ept),
+                mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
+
+
+def _sub_block_context(fmt, act) -> dict:
+    """The template values of a super-block row: a lane's chunk is one sub-block, or one q8_1 block
+    where sub-blocks are larger (ept elements, cpb chunks per q8_1 block, per_block per super-block);
+    each plane's chunk; which activation sums the terms need: the q8_1 block's s for mins over a
+    whole q8_1 block, the chunk's own code sum (isum) for mins of smaller sub-blocks and for the
+    zero point (folded in integers: sum((q - zero) * q_x) = sumi - zero * isum)."""
+    ept = min(act.block, fmt.sub_block)
+    return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept,
+                planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
+                use_sx=fmt.has_min and ept == act.block, use_isum=bool(fmt.zero) or (fmt.has_min and ept < act.block),
+                act_align=load_align(act, "qs", ept))  # fmt: skip
+
+
 def _gemv_grid(ks, sizes: dict):
+    block = get(ks.format).block
+    if sizes["K"] % block:
+        raise QKGenValueError(f"x.shape: K={sizes['K']} must be a multiple of {block} for the int8dot path of "
+                              f"{ks.format} (whole {block}-element blocks per row)")  # fmt: skip
     rows = ks.wg // (ks.param("lanes") * ks.param("slices")) * ks.param("rpw")
     return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
 
@@ -104,7 +166,8 @@ def _gemv_grid(ks, sizes: dict):
 def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
     """The per-block terms the kernel adds, in float64, from the reference's q8_1 bytes of x (its
     f16 d and s as stored): dw * (dx * sum(qw * qx)) + mw * sx (d_m rows) or - zero * dw * sx
-    (zero-point rows), qw the raw stored code. Shape [M, N, blocks]."""
+    (zero-point rows), qw the raw stored code. Shape [M, N, blocks]. Super-block rows: the terms of
+    _sub_block_terms, per sub-block."""
     act, fmt = get(ACT), qt.format
     x = np.asarray(x, dtype=np.float32).reshape(-1, qt.shape[1])
     xqt = ref.quantize(x, ACT)
@@ -114,8 +177,11 @@ def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
         blocks = np.asarray(q.data).reshape(q.shape[0], -1, q.format.block_bytes)
         return np.ascontiguousarray(blocks[..., at : at + 2]).view("<f2")[..., 0].astype(np.float64)
 
-    dx, sx, dw = field(xqt, "d"), field(xqt, "s"), field(qt, "d")
+    dx, sx = field(xqt, "d"), field(xqt, "s")
     qx = ref.unpack_codes(xqt).reshape(x.shape[0], -1, act.block).astype(np.int64)
+    if fmt.sub_scales:
+        return _sub_block_terms(qt, dx, sx, qx)
+    dw = field(qt, "d")
     qw = ref.unpack_codes(qt).reshape(qt.shape[0], -1, fmt.block).astype(np.int64)
     terms = dw[None] * (dx[:, None] * np.einsum("mbi,nbi->mnb", qx, qw))
     if fmt.scale == "d_m":
@@ -123,6 +189,29 @@ def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
     elif fmt.zero:
         terms -= fmt.zero * dw[None] * sx[:, None]
     return terms
+
+
+def _sub_block_terms(qt, dx: np.ndarray, sx: np.ndarray, qx: np.ndarray) -> np.ndarray:
+    """Super-block rows, per sub-block j of each row (s_j = f32(d * sc_j), mn_j = f32(dmin * m_j) as
+    the decode rounds them), dx, sx and qx of the q8_1 block holding the sub-block:
+
+        s_j * (dx * sum((q_w - zero) * q_x))        (the zero point folded in integers)
+        - mn_j * sx                                 (mins, sub-blocks of a whole q8_1 block)
+        - mn_j * (dx * sum q_x)                     (mins, smaller sub-blocks: their own code sums)
+
+    Shape [M, N, sub-blocks], the min terms (rows with mins) as a second set of entries after them."""
+    act, fmt = get(ACT), qt.format
+    n, sub = qt.shape[0], fmt.sub_block
+    per = act.block // sub  # sub-blocks per q8_1 block
+    s, mn = block_scales(fmt, np.asarray(qt.data).reshape(-1, fmt.block_bytes))
+    qw = ref.unpack_codes(qt).reshape(n, -1, sub).astype(np.int64) - fmt.zero
+    qxs = qx.reshape(qx.shape[0], -1, sub)
+    dxs = np.repeat(dx, per, axis=1)  # [M, sub-blocks]
+    terms = s.reshape(n, -1).astype(np.float64)[None] * (dxs[:, None] * np.einsum("mji,nji->mnj", qxs, qw))
+    if mn is None:
+        return terms
+    xsum = sx if per == 1 else dxs * qxs.sum(axis=-1)
+    return np.concatenate([terms, -mn.reshape(n, -1).astype(np.float64)[None] * xsum[:, None]], axis=-1)
 
 
 def int8dot_reference(qt, x: np.ndarray) -> np.ndarray:

@@ -110,7 +110,7 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     ctx = spec.context(req)
     if req.params:
         raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: ept, wg"
-                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', fast_decode' if op == 'gemv' else ''}")  # fmt: skip
+                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', fast_decode, local_sums' if op == 'gemv' else ''}")  # fmt: skip
     wg, args = ctx.pop("wg"), tuple(ctx.pop("args"))
     given = dict(extra)
     named = {k: ctx[k] for k in spec.name_params}

@@ -33,8 +33,7 @@ void gemv_q4_1_f16_mmax8(
     const uint K,
     const uint M)
 {
-    __local float scratch[128];
-    __local float partial[128];
+    __local float scratch[4224];
     const uint lid = (uint)get_local_id(0);
     const uint lane = lid % 32u;
     const uint tlane = lid % 64u;  /* lane in the row group's team of 2 lane groups */
@@ -102,37 +101,19 @@ void gemv_q4_1_f16_mmax8(
             }
         }
     }
+    /* No sub-groups: every lane puts its 32 sums in local memory, a row of 33 floats per lane
+       (odd, so neighbouring lanes hit different banks), then team lane v adds up sum v over the team's
+       64 lanes and stores it: one barrier, where a tree takes 7 per sum. */
     for (uint r = 0; r < 4u; ++r) {
-        for (uint m = 0; m < 8u; ++m) {
-            /* no sub-groups: a tree over the row's 32 lanes in local memory */
-            scratch[lid] = acc[r][m];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (uint s = 16u; s > 0u; s >>= 1) {
-                if (lid % 32u < s) scratch[lid] += scratch[lid + s];
-                barrier(CLK_LOCAL_MEM_FENCE);
-            }
-            acc[r][m] = scratch[lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
-    /* the team's 2 lane groups each hold a partial sum: lane 0 of each puts it in local
-       memory, the team's first lane adds them up */
-    if (lane == 0u) {
-        for (uint r = 0; r < 4u; ++r) {
-            for (uint m = 0; m < 8u; ++m) partial[((lid / 32u) * 4u + r) * 8u + m] = acc[r][m];
-        }
+        for (uint m = 0; m < 8u; ++m) scratch[lid * 33u + r * 8u + m] = acc[r][m];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (tlane == 0u) {
-        for (uint g = 1; g < 2u; ++g) {
-            for (uint r = 0; r < 4u; ++r) {
-                for (uint m = 0; m < 8u; ++m) acc[r][m] += partial[((lid / 32u + g) * 4u + r) * 8u + m];
-            }
-        }
-    }
-    if (tlane == 0u) {
-        for (uint r = 0; r < 4u && row0 + r < N; ++r) {
-            for (uint m = 0; m < M; ++m) y[(size_t)m * N + row0 + r] = qk_f32_to_f16(acc[r][m]);
-        }
+    const uint first = lid - tlane;  /* the team's first lane */
+    for (uint v = tlane; v < 32u; v += 64u) {
+        const uint r = v / 8u;
+        const uint m = v % 8u;
+        float sum = 0.0f;
+        for (uint j = 0; j < 64u; ++j) sum += scratch[(first + j) * 33u + v];
+        if (row0 + r < N && m < M) y[(size_t)m * N + row0 + r] = qk_f32_to_f16(sum);
     }
 }

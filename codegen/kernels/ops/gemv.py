@@ -36,7 +36,9 @@ def _context(req: Request) -> dict:
     at = chunk_start(req, ept) if fmt.inline and (slotted or fmt.high_unit is not None) else None
     i = Sym.var("i", ept)
     high = at and at["high"] and {**at["high"], "code_at": locate(fmt, i, 1)}
-    rpw = req.pop_int("rpw", 4 if mmax > 1 else 2 if ept == 32 else 1, 1, 8)
+    # M = 1 with f32 x: twice the rows, as each x chunk is twice the bytes (H100, f32 x, cold: q4_0
+    # 38.1 -> 27.6 us, q8_0 44.2 -> 30.2, nf4 nested 46.4 -> 35.1, int4 row 35.5 -> 25.5).
+    rpw = req.pop_int("rpw", 4 if mmax > 1 else (2 if ept == 32 else 1) * (2 if req.dtype == "f32" else 1), 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
     # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
@@ -44,7 +46,10 @@ def _context(req: Request) -> dict:
     wg = req.pop_wg(128, lanes * slices)
     tables, local_arrays = table_locals(req)
     sums = rpw * mmax  # each lane's partial sums, one per row and activation row
-    if not t.subgroups:  # every lane's sums side by side, a padded row each (see the template)
+    # local_sums: the team's sums added up in local memory (one barrier) rather than by sub-group
+    # shuffles; where there are no sub-groups, always
+    local_sums = req.pop_bool("local_sums", False) or not t.subgroups
+    if local_sums:  # every lane's sums side by side, a padded row each (see the template)
         local_arrays.append(Arg("scratch", "local", "f32", count=wg * (sums + 1)))
     elif slices > 1:
         local_arrays.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
@@ -55,7 +60,7 @@ def _context(req: Request) -> dict:
     x_size = 4 if req.dtype == "f32" else 2
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
                 at=at, high=high, slotted=slotted, tables=tables,
-                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, mmax=mmax, fast_decode=fast,
+                args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
                 whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
 
 

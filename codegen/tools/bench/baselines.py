@@ -60,9 +60,9 @@ def bnb_dequantize_fn(bnbf, torch, qt, dtype: str, device) -> tuple[Callable[[],
         raise QKGenValueError(f"format: {qt.format.name} has no bitsandbytes kernel")
     packed, state = _bnb_on(torch, qt, dtype, device)
     fn = getattr(bnbf, fname.rpartition(".")[2])
-    # the output shape bnb checks `out` against: its state's (flat for blockwise states made from
-    # a flat code array), else the weight's
-    shape = tuple(state.shape) if getattr(state, "shape", None) is not None else qt.shape
+    # the shape bnb checks `out` against: dequantize_blockwise's is its code array's (one code a
+    # byte, flat here), dequantize_4bit's the weight's
+    shape = tuple(packed.shape) if fname.endswith("dequantize_blockwise") else qt.shape
     out = torch.empty(shape, dtype=state.dtype, device=device)
     mode = {"out": True}
 

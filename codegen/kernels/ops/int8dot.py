@@ -142,12 +142,12 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
 
 
 def _sub_block_context(fmt, act) -> dict:
-    """The template values of a super-block row: a lane's chunk is one sub-block, or one q8_1 block
-    where sub-blocks are larger (ept elements, cpb chunks per q8_1 block, per_block per super-block);
-    each plane's chunk; which activation sums the terms need: the q8_1 block's s for mins over a
-    whole q8_1 block, the chunk's own code sum (isum) for mins of smaller sub-blocks and for the
-    zero point (folded in integers: sum((q - zero) * q_x) = sumi - zero * isum)."""
-    ept = min(act.block, fmt.sub_block)
+    """The template values of a super-block row: a lane's chunk is one sub-block (ept elements, part
+    cpb of a q8_1 block, per_block chunks per super-block); each plane's chunk; which activation
+    sums the terms need: the q8_1 block's s for mins over a whole q8_1 block, the chunk's own code
+    sum (isum) for mins of smaller sub-blocks and for the zero point (folded in integers:
+    sum((q - zero) * q_x) = sumi - zero * isum)."""
+    ept = fmt.sub_block  # is_sub_block_weight: it divides the activation block
     return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept,
                 planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
                 use_sx=fmt.has_min and ept == act.block, use_isum=bool(fmt.zero) or (fmt.has_min and ept < act.block),

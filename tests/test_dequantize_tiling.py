@@ -4,6 +4,7 @@ values: every split decodes bit-equal to the reference, tails included, on Intel
 import numpy as np
 import pytest
 
+import qkgen
 from qkgen import formats as F
 from qkgen.backends import get, open_device
 from qkgen.formats import reference
@@ -50,3 +51,15 @@ def test_every_split_decodes_the_reference(name, kw, split, dtype, rng, poisoned
     out = dev.download(oarr, dtype, qt.n).reshape(qt.shape)
     exact, err = check.compare(out, reference.dequantize(qt), dtype)
     assert exact, f"{name} {split}: max abs err {err}"
+
+
+@pytest.mark.parametrize("cols", [37, 200, 301])
+@pytest.mark.parametrize("mode,kw", [("row", {}), ("group", {"group_size": 64})])
+@pytest.mark.parametrize("name", ["int4", "int2"])
+def test_chunks_across_rows_and_groups(name, mode, kw, cols, rng, poisoned):
+    """Rows whose length is no multiple of the chunk (and partial last groups): chunks run into
+    the next row or group, and every element still takes its own scale."""
+    x = rng.standard_normal((29, cols)).astype(np.float32)
+    qt = reference.quantize(x, name, scale_mode=mode, **kw)
+    out = qkgen.dequantize(qt, "f32", backend="opencl")
+    assert np.array_equal(out, reference.dequantize(qt))

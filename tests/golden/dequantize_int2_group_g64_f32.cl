@@ -39,7 +39,8 @@ void dequantize_int2_group_g64_f32(
             w[0] = ((__global const uint*)cp)[0];
             for (uint i = 0; i < 16u; ++i) {
                 const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
-                const float s = one_scale ? s0 : scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
+                float s = s0;
+                if (!one_scale) s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
                 v[i] = (float)((int)q - 2) * s;
             }
             ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);

@@ -297,3 +297,21 @@ ROWS: tuple[Format, ...] = (
 GGML_QUANT_SIZES = {"q2_k": (256, 84), "q3_k": (256, 110), "q4_k": (256, 144), "q5_k": (256, 176),
                     "q6_k": (256, 210), "q8_k": (256, 292)}  # fmt: skip
 assert {f.name: (f.block, f.block_bytes) for f in ROWS} == GGML_QUANT_SIZES
+
+
+def search(fmt: Format) -> dict | None:
+    """The reference quantizer's rule for a K-quant row, as the device quantizer (ops/quantize.py)
+    renders it: llama.cpp's routine and its parameters; None for rows of other families."""
+    if fmt.family != FAMILY_NAME:
+        return None
+    kind, nmax = fmt.sub_scales, (1 << fmt.bits) - 1
+    if kind is None:
+        return dict(search="q8", nmax=127)
+    if kind in ("nibbles", "k4"):
+        weights, rmin, rdelta, nstep, mad = _QKX2[fmt.name]
+        return dict(search="qkx2", nmax=nmax, weights=weights, rmin=rmin, rdelta=rdelta, nstep=nstep, mad=mad,
+                    top=15 if kind == "nibbles" else 63, clamp_top=kind == "k4")  # fmt: skip
+    half = (nmax + 1) // 2  # eps: GROUP_MAX_EPS as a C literal
+    if kind == "k3":
+        return dict(search="q3", nmax=half, sub_min=-32, sub_max=31, eps="1e-15")
+    return dict(search="qx", nmax=half, sub_min=-128, sub_max=127, eps="1e-15")

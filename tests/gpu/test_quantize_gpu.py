@@ -12,7 +12,9 @@ pytestmark = pytest.mark.gpu
 
 CASES = [("nf4", {"blocksize": 64, "nested": True}), ("fp4", {"blocksize": 128}), ("blockwise8", {}),
          ("q4_0", {}), ("q4_1", {}), ("q5_0", {}), ("q5_1", {}), ("q8_0", {}),
-         ("int4", {"scale_mode": "row"}), ("int8", {"scale_mode": "group"})]  # fmt: skip
+         ("int4", {"scale_mode": "row"}), ("int8", {"scale_mode": "group"}),
+         ("mxfp4", {}), ("nvfp4", {}), ("q8_k", {}), ("q2_k", {}), ("q3_k", {}), ("q4_k", {}), ("q5_k", {}),
+         ("q6_k", {})]  # fmt: skip
 
 
 @pytest.mark.parametrize("fmt, opts", CASES, ids=[c[0] for c in CASES])

@@ -10,9 +10,15 @@ The rule is read from the row, never from its family's name:
   inline blocks, unsigned codes, zero point  "zero_point": d = x[argmax |x|] / -zero
   inline blocks, signed codes                "symmetric": d = amax / qmax, q = roundf(x / d)
   integer codes times a separate scale       "absmax_int": scale = amax / max(|qmin|, qmax), rint
+  inline blocks, a float scale per sub-block "sub_scale_table": the scale from the sub-block's absmax by
+                                             its encoding (e8m0_half, ue4m3_half), the nearest entry
+  K-quant rows (formats.kquant.search)       "q8", "qkx2", "q3", "qx": llama.cpp's quantize_row_q8_K and
+                                             its make_qkx2 / make_q3 / make_qx searches, operation by
+                                             operation (explicit roundings: no contraction into fma)
 Rows with statistics in separate arrays take two kernels: quantize_stats (one lane group per block,
 row or group: its absmax and the stored statistic) and quantize (one work-item per 4 code bytes,
-reading the statistics). Inline rows take one: a work-item per block. With nested=True the kernels
+reading the statistics). Inline rows take one: a work-item per block (stage "inline" for 32-element
+blocks with one f16 d, stage "blocks" for the rest). With nested=True the kernels
 quantize a 4-bit row's block absmax (minus the offset) into absmax_q and absmax2, by the lookup
 rule with the row's nested table and block. Two-level sign codes (int1: a mean scale) are refused.
 """
@@ -25,18 +31,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...formats import Format, locate
+from ...formats.kquant import search as kquant_search
 from ...formats import reference as ref
 from ..source import Arg
 from .spec import OpSpec, Output, Request, grid_1d, lanes_of, one_scale_per_block
 
 _F32 = np.float32
 TINY = 1e-38  # bitsandbytes' 4-bit quantizer clamps absmax to this before dividing
+FLOAT_SUB_SCALES = ("e8m0_half", "ue4m3_half")  # sub-block scales that are floats, not integers times d
 
 
 def rule(fmt: Format) -> str | None:
     """The quantization rule of a row (module docstring), or None where the device has none."""
     if fmt.code == "table" and fmt.scale == "absmax" and not fmt.inline:
         return {16: "nearest", 256: "lookup"}.get(len(fmt.table))
+    if fmt.inline and fmt.code == "table" and fmt.sub_scales in FLOAT_SUB_SCALES:
+        return "sub_scale_table"
+    k = kquant_search(fmt)
+    if k is not None:
+        return k["search"]
     if fmt.inline:
         if not one_scale_per_block(fmt) or fmt.step != 1:
             return None
@@ -136,6 +149,9 @@ def _stats_context(req: Request) -> dict:
 
 def _quantize_context(req: Request) -> dict:
     fmt = req.fmt
+    how = rule(fmt)
+    if fmt.inline and how not in ("min_max", "zero_point", "symmetric"):
+        return _blocks_context(req, how)
     ctx = _common(req)
     if fmt.inline and not req.nested:
         step, slots = packing(fmt, fmt.block)
@@ -147,6 +163,59 @@ def _quantize_context(req: Request) -> dict:
     args = [Arg("x", "in", "x"), Arg("stats", "in", "f32"), Arg("codes", "out", "u8", bind="data"), *_scalars(req)]
     return dict(stage="codes", args=args, per_byte=per_byte, mask=(1 << bits) - 1,
                 shift_expr=_shift_expr(fmt, req.nested), wg=req.pop_wg(256, 1), **ctx)  # fmt: skip
+
+
+def _blocks_context(req: Request, how: str) -> dict:
+    """Stage "blocks": a work-item per block, every plane packed by plane_bytes()."""
+    fmt = req.fmt
+    args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), Arg("nblocks", "scalar", "u64")]
+    ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), wg=req.pop_wg(64, 1),
+               sub=fmt.sub_block or fmt.block, nsub=fmt.sub_count, k=kquant_search(fmt) or {})  # fmt: skip
+    k = ctx["k"]
+    if how == "qkx2":  # the trial numerators rmin + rdelta * step + nmax, in float32 as the host rounds them
+        ctx["trials"] = tuple(float(_F32(_F32(k["rmin"]) + _F32(k["rdelta"]) * _F32(s)) + _F32(k["nmax"]))
+                              for s in range(k["nstep"] + 1))  # fmt: skip
+    elif how == "qx":  # -(nmax + 0.1 * step), step = -9..9 but 0
+        ctx["trials"] = tuple(float(-(_F32(k["nmax"]) + _F32(0.1) * _F32(s))) for s in (*range(-9, 0), *range(1, 10)))
+    if how == "sub_scale_table":
+        top = max(fmt.table) / 2  # the table is E2M1 doubled, its scales halved: the largest E2M1 value
+        ctx.update(levels=fmt.table, fp4_max=top, fp4_emax=int(np.floor(np.log2(top))), log2_round_up=LOG2_ROUND_UP)
+    return ctx
+
+
+# float32 log2 of a = (2 - k 2^-23) 2^e rounds up to e + 1 for k <= floor(2^p ln 2), 2^(p - 24) half an
+# ulp of e + 1 on a's side (the template's qk_floor_log2): the bound per p
+LOG2_ROUND_UP = tuple(int(np.floor(2.0**p * np.log(2.0))) for p in range(8))
+
+
+def plane_bytes(fmt: Format) -> list[dict]:
+    """Per plane of an inline row: its field's offset, byte count, bit shift and mask, and for each slot
+    of a byte k the C expression of its element (from locate(), checked here) and its bit shift."""
+    out = []
+    for plane in fmt.planes:
+        count = fmt.block * plane.bits // 8
+        byte, shift = plane.locate(np.arange(fmt.block))
+        k = np.arange(count)
+        if plane.pack == "split" and plane.unit < fmt.block:
+            first, expr = k // plane.run * plane.unit + k % plane.run, f"k / {plane.run}u * {plane.unit}u + k % {plane.run}u"
+            step = plane.run
+        elif plane.pack == "split":
+            first, expr, step = k, "k", plane.run
+        else:
+            first, expr, step = k * plane.per_byte, f"k * {plane.per_byte}u" if plane.per_byte > 1 else "k", 1
+        var = "k" if expr == "k" else "e"
+        terms = []
+        for s in range(plane.per_byte):
+            e = first + s * step
+            assert (byte[e] == k).all() and len(set(shift[e])) == 1, fmt.name  # the linear form holds
+            code = f"q[{var}{f' + {s * step}u' if s else ''}]{f' >> {plane.shift}u' if plane.shift else ''}"
+            sh = int(shift[e][0])
+            terms.append(code if plane.mask == 255 else f"({code} & {plane.mask}u){f' << {sh}u' if sh else ''}")
+        lines = [" | ".join(terms[i : i + 2]) for i in range(0, len(terms), 2)]  # two slots a line
+        value = "(uchar)" + (terms[0] if len(terms) == 1 else "(" + " |\n            ".join(lines) + ")")
+        out.append(dict(at=fmt.offsets[plane.field], count=count, shift=plane.shift, bits=plane.bits,
+                        per_byte=plane.per_byte, first=None if var == "k" else expr, value=value, field=plane.field))
+    return out
 
 
 def _shift_expr(fmt: Format, nested: bool) -> str:

@@ -31,16 +31,12 @@ void dequantize_int2_group_g64_f32(
         /* the chunk's first row and column (one 64-bit division); its elements may run into later rows */
         const size_t r0 = e0 / cols;
         const uint c0 = (uint)(e0 % cols);
-        /* most chunks lie inside one row and group: one scale, no division per element */
-        const bool one_scale = c0 + 16u <= cols && c0 % 64u + 16u <= 64u;
-        const float s0 = scale[r0 * groups_per_row + c0 / 64u];
         if (e0 + 16u <= n) {
             uint w[1];
             w[0] = ((__global const uint*)cp)[0];
             for (uint i = 0; i < 16u; ++i) {
                 const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
-                float s = s0;
-                if (!one_scale) s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
+                const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
                 v[i] = (float)((int)q - 2) * s;
             }
             ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);

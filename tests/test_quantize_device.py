@@ -70,6 +70,8 @@ def run(x: np.ndarray, fmt, backend: str, dtype: str = "f32", **opts):
         assert a.shape == b.shape
         same = (a == b).all(axis=1)
         if not same.all():
+            # a few blocks are the known difference; more than one in five is a new fault
+            assert np.count_nonzero(~same) <= max(2, len(same) // 5), f"sycl {fmt.name}: most blocks differ"
             pytest.xfail(f"sycl {fmt.name}: {np.count_nonzero(~same)} of {len(same)} blocks differ")
         return got
     assert_same(got, want)
@@ -249,9 +251,10 @@ def test_mxfp4_scale_is_numpys_float32_log2(backend, poisoned):
 
 
 @pytest.mark.parametrize("backend", WHERE)
-def test_q6_k_exact_tie_of_the_scale_search(backend, poisoned):
-    """A q6_k sub-block where make_qx_quants' comparison slx^2 > best * sl2 meets equal sides (found by
-    a seeded random run): the reference keeps the earlier scale."""
+def test_q6_k_seeded_block(backend, poisoned):
+    """One q6_k block from a seeded random run, with a few large values, that the SYCL build
+    quantizes to another sub-block scale than the reference (the cause is not known; OpenCL and
+    CUDA, from the same template, match it)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((7, 256 * 6)).astype(np.float32)
     x.flat[rng.integers(0, x.size, 5)] *= 8

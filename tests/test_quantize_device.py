@@ -253,8 +253,8 @@ def test_mxfp4_scale_is_numpys_float32_log2(backend, poisoned):
 @pytest.mark.parametrize("backend", WHERE)
 def test_q6_k_seeded_block(backend, poisoned):
     """One q6_k block from a seeded random run, with a few large values, that the SYCL build
-    quantizes to another sub-block scale than the reference (the cause is not known; OpenCL and
-    CUDA, from the same template, match it)."""
+    quantizes to another sub-block scale than the reference (the cause is not known; OpenCL, from
+    the same template, matches it)."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((7, 256 * 6)).astype(np.float32)
     x.flat[rng.integers(0, x.size, 5)] *= 8

@@ -210,14 +210,15 @@ class Context:
         return self.torch.empty(0, device=self.torch_device) if self.torch_cuda else None
 
     def host_qtensor(self, spec: Spec):
-        """The spec's data quantized on the host by the reference codec (bit-exact with
-        bitsandbytes / gguf); reused while consecutive specs share format and shape."""
+        """The spec's data quantized (host arrays; on the device where its quantizer takes the
+        format, the reference codec's bytes); reused while consecutive specs share format and shape."""
         key = (spec.sel, spec.shape)
         if key != self._qt_key:
             self.release()
             rng = np.random.default_rng([self.args.seed, *spec.shape])
             x = rng.standard_normal(spec.shape, dtype=np.float32)
-            self._qt = qkgen_impl.quantize_host(x, spec.sel.name, **spec.sel.quantize_kwargs())
+            self._qt = qkgen_impl.quantize_for_case(x, spec.sel.name, self.dev.backend, self.args.device,
+                                                    **spec.sel.quantize_kwargs())  # fmt: skip
             self._qt_key = key
         return self._qt
 

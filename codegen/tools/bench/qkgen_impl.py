@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 
+from ...errors import QKGenValueError
 from ...formats import check_blocksize as _check_blocksize
 from ...formats import get
 from ...formats import reference
@@ -23,6 +24,7 @@ from ...kernels.ops.int8dot import ACT
 from ...kernels.render import render
 from ...runtime import api
 from ...runtime.plan import Plan, ready
+from ...runtime.quantize import quantize_device
 
 # ---- format table, reference codec, limits ----
 
@@ -44,6 +46,20 @@ def check_blocksize(fmt, size: int) -> int:
 def quantize_host(x: np.ndarray, name: str, **opts):
     """x quantized on the host by the reference codec (bit-exact with bitsandbytes / gguf)."""
     return reference.quantize(x, name, **opts)
+
+
+def quantize_for_case(x: np.ndarray, name: str, backend: str, device, **opts):
+    """x quantized for a benchmark case, as host arrays: on the case's device by the generated
+    quantize kernels where they take the format (the reference codec's bytes on CUDA and OpenCL,
+    tests/gpu/test_quantize_gpu.py, tests/test_quantize_device.py; a 4096 x 14336 q4_k weight took
+    82 s on the host of a 2-core CPU machine, 3 s through its OpenCL CPU device), else on the host
+    by the reference codec."""
+    if not get_op("quantize").accepts(get(name)):  # int1: the host codec only
+        return quantize_host(x, name, **opts)
+    try:
+        return quantize_device(x, name, backend=backend, device=device, **opts)
+    except QKGenValueError:  # a variant the device quantizer refuses: the host codec
+        return quantize_host(x, name, **opts)
 
 
 def dequantize_host(qt) -> np.ndarray:

@@ -20,7 +20,7 @@ from ..formats import QTensor, family_of, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
-from ..kernels.ops.int8dot import is_int8dot_weight
+from ..kernels.ops.int8dot import is_int8dot_weight, k_multiple
 from .paths import default_path
 from .plan import Bound, Plan
 
@@ -194,7 +194,8 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         raise QKGenValueError(f"qtensor.format: {qt.format.name} has no int8dot path; allowed: "
                               f"{', '.join(get_op('gemv_int8dot').formats())}")  # fmt: skip
     act = get(INT8DOT_ACT)
-    _check_k(k, act.block, f"the int8dot path ({qt.describe()})")
+    multiple = k_multiple(qt.format)
+    _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
     sizes["nblocks"] = m * k // act.block
     quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype)
     return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax)], sizes

@@ -52,7 +52,7 @@ def _context(req: Request) -> dict:
     if local_sums:  # every lane's sums side by side, a padded row each (see the template)
         local_arrays.append(Arg("scratch", "local", "f32", count=wg * (sums + 1)))
     elif slices > 1:
-        local_arrays.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
+        local_arrays.append(Arg("partial", "local", "f32", count=wg // lanes * sums))
     args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if req.scale_mode == "group":

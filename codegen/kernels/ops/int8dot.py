@@ -10,9 +10,10 @@ one run of 32 bytes per plane, one byte per element, at one slot.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ...errors import QKGenValueError
 from ...formats import get, locate
 from ...formats import reference as ref
 from ...formats.row import SUB_SCALES_TIMES_D
@@ -112,17 +113,16 @@ def _gemv_context(req: Request) -> dict:
         args.append(Arg("scratch", "local", "f32", count=wg))
     if slices > 1:
         args.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
+    teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
+                 team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
+                 wg=wg)  # fmt: skip
     if fmt.sub_scales:
-        return dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
-                    team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                    wg=wg, **_sub_block_context(fmt, act))  # fmt: skip
+        return {**teams, **_sub_block_context(fmt, act)}
     hb = fmt.high_bit_field
     return dict(
-        args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices), team=lanes * slices,
-        rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act, act_words=act_words(fmt, act),
-        code_bytes=code_bytes, code_align=load_align(fmt, "qs", code_bytes),
+        teams, act_words=act_words(fmt, act), code_bytes=code_bytes, code_align=load_align(fmt, "qs", code_bytes),
         act_align=load_align(act, "qs", act.code_bytes(act.block)), qh_align=load_align(fmt, hb, 4) if hb else 0,
-        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), wg=wg,
+        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
     )  # fmt: skip
 
 
@@ -154,11 +154,12 @@ def _sub_block_context(fmt, act) -> dict:
                 act_align=load_align(act, "qs", ept))  # fmt: skip
 
 
+def k_multiple(fmt) -> int:
+    """What K must be a multiple of on the int8dot path: whole q8_1 blocks and whole weight blocks."""
+    return math.lcm(get(ACT).block, fmt.block)
+
+
 def _gemv_grid(ks, sizes: dict):
-    block = get(ks.format).block
-    if sizes["K"] % block:
-        raise QKGenValueError(f"x.shape: K={sizes['K']} must be a multiple of {block} for the int8dot path of "
-                              f"{ks.format} (whole {block}-element blocks per row)")  # fmt: skip
     rows = ks.wg // (ks.param("lanes") * ks.param("slices")) * ks.param("rpw")
     return (-(-sizes["N"] // rows) * ks.wg,), (ks.wg,)
 

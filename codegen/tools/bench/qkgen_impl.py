@@ -20,7 +20,7 @@ from ...formats import check_blocksize as _check_blocksize
 from ...formats import get
 from ...formats import reference
 from ...kernels.ops import MAX_M, get_op
-from ...kernels.ops.int8dot import ACT
+from ...kernels.ops.int8dot import ACT, k_multiple
 from ...kernels.render import render
 from ...runtime import api
 from ...runtime.plan import Plan, ready
@@ -189,8 +189,8 @@ class GemvInt8dot:
 
     @staticmethod
     def applies(qt, k: int) -> bool:
-        """True when qt's format has an int8dot path and K is whole q8_1 blocks."""
-        return qt.format.name in int8dot_formats() and k % int8dot_act().block == 0
+        """True when qt's format has an int8dot path and K is whole q8_1 and weight blocks."""
+        return qt.format.name in int8dot_formats() and k % k_multiple(qt.format) == 0
 
     def bind(self, y_buf, place=_host, like=None) -> Launches:
         dev = self.dev

@@ -19,15 +19,16 @@ from qkgen.kernels.ops import OPS
 from qkgen.runtime.api import quantize_q8_1_device
 rng = np.random.default_rng(0)
 cases = [("nf4", dict(nested=True)), ("fp4", {}), ("blockwise8", {}), ("q4_0", {}), ("q5_1", {}), ("q8_0", {}),
-         ("int4", dict(scale_mode="group")), ("int1", dict(scale_mode="row")), ("q4_k", {}), ("q6_k", {})]
+         ("int4", dict(scale_mode="group")), ("int1", dict(scale_mode="row")), ("q4_k", {}), ("q6_k", {}),
+         ("q3_k", {}), ("mxfp4", {})]
 ops = set()
 for name, kw in cases:
-    kq = name.endswith("_k")
-    k = 512 if kq else 320 if name.startswith("q") else 384
+    kq, gg = name.endswith("_k"), name.startswith(("q", "mx"))  # K-quant super-blocks; GGUF blocks
+    k = 512 if kq else 320 if gg else 384
     qt = qkgen.quantize(rng.standard_normal((9, k)).astype(np.float32), name, **kw)
-    odd = qkgen.quantize(rng.standard_normal((3, 256 if kq else 333 if not name.startswith("q") else 96))
+    odd = qkgen.quantize(rng.standard_normal((3, 256 if kq else 96 if gg else 333))
                          .astype(np.float32), name, **kw)
-    if name != "int1" and not kq:  # the device quantizer (int1's mean scale and K-quants: host only)
+    if name != "int1":  # the device quantizer (int1's mean scale: host only)
         qkgen.quantize(rng.standard_normal((5, k)).astype(np.float32), name, backend="cuda", **kw)
         ops |= {"quantize", "quantize_stats"}
     for dtype in ("f32", "bf16"):
@@ -45,12 +46,22 @@ print("SANITIZE_RAN", sorted(ops))
 """
 
 
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """A kernel cache the script has filled once without the sanitizer: under it, the tools then
+    time launches, not nvcc (a cold run did not finish in 100 s)."""
+    env = {**os.environ, "QKGEN_CACHE_DIR": str(tmp_path_factory.mktemp("sanitizer") / "cache")}
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0 and "SANITIZE_RAN" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    return env
+
+
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "initcheck"])
-def test_compute_sanitizer_reports_no_errors(tool, tmp_path):
+def test_compute_sanitizer_reports_no_errors(tool, warm_cache):
     exe = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     if not os.path.exists(exe):
         pytest.skip("compute-sanitizer not found")
-    env = {**os.environ, "QKGEN_CACHE_DIR": str(tmp_path / "cache")}
+    env = warm_cache
     r = subprocess.run([exe, "--tool", tool, "--error-exitcode", "3", sys.executable, "-c", SCRIPT],
                        capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
     out = r.stdout + r.stderr

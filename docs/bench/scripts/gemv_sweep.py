@@ -45,11 +45,18 @@ def weights(fmt, kw, n, k):
     key = (fmt, json.dumps(kw), n, k)
     if key not in _W:
         w = rng.standard_normal((n, k)).astype(np.float32)
-        qt = qkgen.quantize(w, fmt, **kw)
-        wbytes = sum(int(np.asarray(a).nbytes) for a in qt.arrays().values())
+        try:  # on the device (the generated quantizer, bytes equal to the reference's): seconds, not minutes
+            qt = qkgen.quantize(torch.from_numpy(w).cuda(), fmt, **kw)
+        except qkgen.QKGenValueError:  # a variant the device quantizer refuses (int1)
+            qt = qkgen.quantize(w, fmt, **kw)
+        dev_arr = lambda v: v.clone() if torch.is_tensor(v) else torch.from_numpy(np.ascontiguousarray(v)).cuda()
+        wbytes = sum(int(v.numel() * v.element_size()) if torch.is_tensor(v) else int(np.asarray(v).nbytes)
+                     for v in qt.arrays().values())
         copies = max(1, -(-4 * L2 // wbytes) + 1)
-        arrs = [{a: torch.from_numpy(np.ascontiguousarray(v)).cuda() for a, v in qt.arrays().items()} for _ in range(copies)]
-        wd = torch.from_numpy(qkgen.formats.reference.dequantize(qt)).cuda()
+        arrs = [{a: dev_arr(v) for a, v in qt.arrays().items()} for _ in range(copies)]
+        wd = qkgen.dequantize(qt, "f32", backend="cuda")
+        wd = wd if torch.is_tensor(wd) else torch.from_numpy(wd).cuda()
+        wd = wd.reshape(n, k)
         _W.clear(); torch.cuda.empty_cache()
         _W[key] = (qt, arrs, wbytes, wd)
     return _W[key]
@@ -80,7 +87,7 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     launch(0); torch.cuda.synchronize()
     if ONCE:
         return dict(fmt=fmt, shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov, cold_us=1, hot_us=1, bytes=0, rel=0, name=plan.ks.name)
-    ref = x.float() @ wd.T if op != "gemv_int8dot" else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt, x.float().cpu().numpy())).float().cuda()
+    ref = x.float() @ wd.T if op != "gemv_int8dot" else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt.to_host(), x.float().cpu().numpy())).float().cuda()
     rel = float((y.float() - ref).norm() / ref.norm())
     it = iter(range(10**9))
     cold = graph_us(lambda: launch(next(it) % len(arrs)), reps=len(arrs) * 3)

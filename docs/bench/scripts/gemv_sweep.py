@@ -123,6 +123,7 @@ if __name__ == "__main__":
         fmt, kw, n, k, m, dtype, ov = case
         try:
             r = run(fmt, kw, n, k, m, dtype, ov)
+            r["op"] = ov.get("op", "gemv")
         except Exception as e:
             print(f"{case}: ERROR {type(e).__name__}: {str(e)[:300]}", flush=True); continue
         r["pct"] = 100 * r["bytes"] / (r["cold_us"] * 1e-6) / 1e9 / cg

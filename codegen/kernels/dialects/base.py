@@ -216,6 +216,11 @@ class Dialect:
     def add_rn(self, a: str, b: str) -> str:
         return f"({a} + {b})"
 
+    def acc_rn(self, acc: str, term: str) -> str:
+        """acc + term rounded on its own, one step of a running sum that must keep its source order
+        (a loop-carried sum is where an optimizer that reassociates would split it into partial sums)."""
+        return self.add_rn(acc, term)
+
     def div_rn(self, a: str, b: str) -> str:
         """a/b correctly rounded. Plain C division is that on CUDA (nvcc -prec-div, the default) and
         SYCL; OpenCL C allows 2.5 ulp unless the program is built with

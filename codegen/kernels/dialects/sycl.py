@@ -90,6 +90,14 @@ class SYCLDialect(Dialect):
     def subgroup_sum(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::plus<float>())"
 
+    def acc_rn(self, acc: str, term: str) -> str:
+        # fma(term, 1, acc) is acc + term with one rounding, as the plain sum. Intel's CPU OpenCL
+        # runtime, given DPC++'s SPIR-V (sequential fadds, ContractionOff), splits loop-carried float
+        # sums into 8 partial sums in the scalar code it runs for the work-items after the last full
+        # 16-wide vector; an fma chain it leaves in order. -ffp-model and -ffp-contract change nothing
+        # there; only the backend's -cl-opt-disable (DPC++ -O0) does.
+        return f"sycl::fma({term}, 1.0f, {acc})"
+
     def subgroup_max(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::maximum<float>())"
 

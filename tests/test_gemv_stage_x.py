@@ -220,3 +220,36 @@ def test_stage_x_compiles_for_sm90_without_warnings():
         ours = [line for line in out.log.splitlines() if "warning" in line and ks.name in line
                 and '"lane"' not in line]  # fmt: skip
         assert not ours, f"{ks.name}:\n" + "\n".join(ours)
+
+
+# The render overrides the lead times on the H100 (docs/bench/scripts/gemv_sweep.py cases), run
+# here with 32-lane sub-groups (Intel's CPU device takes 32), so the kernels have CUDA's shape.
+LEAD_M8 = [{"stage_x": True}, {"stage_x": True, "wg": 256}, {"stage_x": True, "wg": 512},
+           {"stage_x": True, "slices": 1, "wg": 256}, {"stage_x": True, "rpw": 2, "wg": 256},
+           {"stage_x": True, "local_sums": True}, {"stage_x": True, "wg": 256, "local_sums": True}]  # fmt: skip
+LEAD_Q4_0_M8 = [{"stage_x": True}, {"stage_x": True, "wg": 256}, {"stage_x": True, "rpw": 2},
+                {"stage_x": True, "rpw": 2, "wg": 256}, {"stage_x": True, "ept": 16},
+                {"stage_x": True, "ept": 16, "wg": 256}, {"stage_x": True, "local_sums": True, "wg": 256}]  # fmt: skip
+LEAD_M1 = [{"stage_x": True}, {"stage_x": True, "wg": 256}, {"stage_x": True, "wg": 512},
+           {"stage_x": True, "slices": 1, "wg": 256}]  # fmt: skip
+LEAD_FORMATS = [("nf4", {"nested": True, "blocksize": 64}), ("q8_0", {}), ("int4", {"scale_mode": "row"}),
+                ("q4_0", {})]  # fmt: skip
+LEAD = [(name, kw, m, ov) for name, kw in LEAD_FORMATS
+        for m, ovs in ((8, LEAD_Q4_0_M8 if name == "q4_0" else LEAD_M8), (1, LEAD_M1)) for ov in ovs]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,kw,m,ov", LEAD, ids=lambda v: json_id(v))
+def test_lead_cases_with_32_lanes(name, kw, m, ov, devices, rng, poisoned):
+    if "opencl-32" not in devices:
+        dev, t = _device(devices, "opencl")
+        devices["opencl-32"] = (dev, dataclasses.replace(t, subgroup_size=32, name=t.name + "-32-lanes"))
+    dev, ks, qt, x = _case(devices, "opencl-32", name, kw, "f16", 1 if m == 1 else 8, m, rng,
+                           **{k: v for k, v in ov.items() if k != "stage_x"})  # fmt: skip
+    assert ks.param("lanes") == 32
+    _assert_close(_run(dev, ks, qt, x, m), x, qt, "f16")
+
+
+def json_id(v) -> str:
+    if isinstance(v, dict):
+        return "-".join(f"{k}{int(x) if isinstance(x, bool) else x}" for k, x in v.items()) or "default"
+    return str(v)

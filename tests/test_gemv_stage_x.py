@@ -4,8 +4,10 @@ share the staging array): every listed row, x dtype and M within the f32 bound o
 product, N not a multiple of the rows per work-group, K with a tail step, poisoned outputs."""
 
 import dataclasses
+import json
 import math
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,11 +74,11 @@ def _run(dev, ks, qt, x, m: int) -> np.ndarray:
     return dev.download(yarr, dt, m * n).reshape(m, n)
 
 
-def _case(devices, where, name, kw, dtype, mmax, m, rng, **params):
+def _case(devices, where, name, kw, dtype, mmax, m, rng, stage=True, **params):
     dev, t = _device(devices, where)
     fmt = F.get(name)
     rk = dict(dtype=dtype, blocksize=kw.get("blocksize"), nested=kw.get("nested", False),
-              scale_mode=kw.get("scale_mode"), mmax=mmax, stage_x=True, **params)  # fmt: skip
+              scale_mode=kw.get("scale_mode"), mmax=mmax, **({"stage_x": True} if stage else {}), **params)  # fmt: skip
     ks = render("gemv", fmt, t, **rk)
     k = _k_with_tail(ks, fmt)
     qt = reference.quantize(rng.standard_normal((N_ROWS, k)).astype(np.float32), fmt, **kw)
@@ -222,20 +224,10 @@ def test_stage_x_compiles_for_sm90_without_warnings():
         assert not ours, f"{ks.name}:\n" + "\n".join(ours)
 
 
-# The render overrides the lead times on the H100 (docs/bench/scripts/gemv_sweep.py cases), run
-# here with 32-lane sub-groups (Intel's CPU device takes 32), so the kernels have CUDA's shape.
-LEAD_M8 = [{"stage_x": True}, {"stage_x": True, "wg": 256}, {"stage_x": True, "wg": 512},
-           {"stage_x": True, "slices": 1, "wg": 256}, {"stage_x": True, "rpw": 2, "wg": 256},
-           {"stage_x": True, "local_sums": True}, {"stage_x": True, "wg": 256, "local_sums": True}]  # fmt: skip
-LEAD_Q4_0_M8 = [{"stage_x": True}, {"stage_x": True, "wg": 256}, {"stage_x": True, "rpw": 2},
-                {"stage_x": True, "rpw": 2, "wg": 256}, {"stage_x": True, "ept": 16},
-                {"stage_x": True, "ept": 16, "wg": 256}, {"stage_x": True, "local_sums": True, "wg": 256}]  # fmt: skip
-LEAD_M1 = [{"stage_x": True}, {"stage_x": True, "wg": 256}, {"stage_x": True, "wg": 512},
-           {"stage_x": True, "slices": 1, "wg": 256}]  # fmt: skip
-LEAD_FORMATS = [("nf4", {"nested": True, "blocksize": 64}), ("q8_0", {}), ("int4", {"scale_mode": "row"}),
-                ("q4_0", {})]  # fmt: skip
-LEAD = [(name, kw, m, ov) for name, kw in LEAD_FORMATS
-        for m, ovs in ((8, LEAD_Q4_0_M8 if name == "q4_0" else LEAD_M8), (1, LEAD_M1)) for ov in ovs]  # fmt: skip
+# The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file), each
+# run here at a small size with 32-lane sub-groups (Intel's CPU device takes 32): CUDA's shape.
+SWEEP = Path(__file__).parent.parent / "docs" / "bench" / "scripts" / "sweep7_stage_x.json"
+LEAD = [(name, kw, m, ov) for name, kw, n, k, m, dtype, ov in json.loads(SWEEP.read_text())]
 
 
 @pytest.mark.parametrize("name,kw,m,ov", LEAD, ids=lambda v: json_id(v))
@@ -244,8 +236,9 @@ def test_lead_cases_with_32_lanes(name, kw, m, ov, devices, rng, poisoned):
         dev, t = _device(devices, "opencl")
         devices["opencl-32"] = (dev, dataclasses.replace(t, subgroup_size=32, name=t.name + "-32-lanes"))
     dev, ks, qt, x = _case(devices, "opencl-32", name, kw, "f16", 1 if m == 1 else 8, m, rng,
-                           **{k: v for k, v in ov.items() if k != "stage_x"})  # fmt: skip
-    assert ks.param("lanes") == 32
+                           **{k: v for k, v in ov.items() if k != "stage_x"}, stage=ov.get("stage_x", False))  # fmt: skip
+    assert ks.param("lanes") == 32 and ks.param("stage_x", False) == ov.get("stage_x", False)
+    render("gemv", name, "cuda-sm90", dtype="f16", mmax=1 if m == 1 else 8, **kw, **ov)  # and for the H100
     _assert_close(_run(dev, ks, qt, x, m), x, qt, "f16")
 
 

@@ -26,7 +26,8 @@ class Arg:
     argument only on dialects that pass local memory as arguments (SYCL's work_group_memory).
     `dtype` "x" on an input means "the activation dtype of this kernel" (its `dtype` parameter).
     `bind` is the name the launch looks the value up by (default: the C name), e.g. a QTensor's
-    `data` array binds to the C parameter `codes` or `blocks`.
+    `data` array binds to the C parameter `codes` or `blocks`. `align`: a local array declared
+    with that alignment in bytes (0: its type's), for vector access (Dialect.local_view).
     """
 
     name: str
@@ -35,6 +36,7 @@ class Arg:
     ctype: str = ""
     count: int = 0
     bind: str = ""
+    align: int = 0
 
     def __post_init__(self) -> None:
         assert self.kind in ARG_KINDS, self.kind

@@ -176,7 +176,26 @@ class Dialect:
 
     def kernel_entry(self, args: tuple = (), dims: int = 1) -> str:
         """Statements every kernel body starts with: local arrays, and SYCL's nd_item."""
-        return "\n".join(f"{self.local_qual} {a.ctype} {a.name}[{a.count}];" for a in args if a.kind == "local")
+        return "\n".join(self.local_decl(a) for a in args if a.kind == "local")
+
+    # A local array declared with an alignment (Arg.align): {qual} {ctype} {name} {count} {align}
+    aligned_local: ClassVar[str] = "{qual} {ctype} {name}[{count}] __attribute__((aligned({align})));"
+    # Local memory as vectors (local_view): the pointer type, and a local array's first element
+    local_ptr: ClassVar[str] = "{vtype}*"
+    local_addr: ClassVar[str] = "{arr}"
+
+    def local_decl(self, a) -> str:
+        """The declaration of local Arg a (kind "local") in the kernel body."""
+        if a.align:
+            return self.aligned_local.format(qual=self.local_qual, ctype=a.ctype, name=a.name, count=a.count,
+                                             align=a.align)
+        return f"{self.local_qual} {a.ctype} {a.name}[{a.count}];"
+
+    def local_view(self, name: str, vtype: str, arr: str) -> str:
+        """A declaration of pointer `name` that sees local array `arr` (aligned to vtype: Arg.align)
+        as an array of vtype, for vector loads and stores of local memory."""
+        p = self.local_ptr.format(vtype=vtype)
+        return f"{p} {name} = ({p}){self.local_addr.format(arr=arr)};"
 
     def ptr(self, ctype: str, name: str, const: bool = False) -> str:
         c = "const " if const else ""

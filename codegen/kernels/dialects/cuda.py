@@ -55,6 +55,7 @@ class CUDADialect(Dialect):
     constant_qual: ClassVar[str] = "__constant__"
     inline: ClassVar[str] = "__device__ __forceinline__"
     barrier_stmt: ClassVar[str] = "__syncthreads();"
+    aligned_local: ClassVar[str] = "{qual} __align__({align}) {ctype} {name}[{count}];"
     ids: ClassVar[dict[str, str]] = {"gid": "(blockIdx.{x} * blockDim.{x} + threadIdx.{x})", "lid": "threadIdx.{x}",
                                      "group": "blockIdx.{x}", "lsize": "blockDim.{x}",
                                      "gid_wide": "((size_t)blockIdx.{x} * blockDim.{x} + threadIdx.{x})"}  # fmt: skip

@@ -21,6 +21,7 @@ class OpenCLDialect(Dialect):
     local_qual: ClassVar[str] = "__local"
     constant_qual: ClassVar[str] = "__constant"
     barrier_stmt: ClassVar[str] = "barrier(CLK_LOCAL_MEM_FENCE);"
+    local_ptr: ClassVar[str] = "__local {vtype}*"
     ids: ClassVar[dict[str, str]] = {"gid": "(uint)get_global_id({d})", "lid": "(uint)get_local_id({d})",
                                      "group": "(uint)get_group_id({d})", "lsize": "(uint)get_local_size({d})",
                                      "gid_wide": "get_global_id({d})"}  # fmt: skip

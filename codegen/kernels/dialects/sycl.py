@@ -61,6 +61,10 @@ class SYCLDialect(Dialect):
     # In-kernel local allocation (group_local_memory, scratch memory) crashes this DPC++'s
     # run-time compiler; work_group_memory kernel arguments work.
     locals_as_params: ClassVar[bool] = True
+    # work_group_memory has no pointer conversion of its own; its first element's address is one.
+    # Its alignment is the runtime's (a local-memory kernel argument): vector access is run on
+    # Intel's CPU device only so far.
+    local_addr: ClassVar[str] = "&{arr}[0]"
 
     def local_param(self, ctype: str, name: str) -> str:
         return f"syclexp::work_group_memory<{ctype}[]> {name}"

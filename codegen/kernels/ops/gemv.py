@@ -42,26 +42,72 @@ def _context(req: Request) -> dict:
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
     # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
-    slices = req.pop_int("slices", 2, 1, 16)
+    stage_x = req.pop_bool("stage_x", False)
+    x_size = 4 if req.dtype == "f32" else 2
+    # With stage_x, one slice where two would stage more x than local memory holds (whole 32-element
+    # blocks at M = 8): more lane groups per work-group (wg) put warps in flight instead.
+    fits = not stage_x or mmax * lanes * 2 * _chunk_stride(ept) * 4 <= LOCAL_BYTES
+    slices = req.pop_int("slices", 2 if fits else 1, 1, 16)
     wg = req.pop_wg(128, lanes * slices)
     tables, local_arrays = table_locals(req)
     sums = rpw * mmax  # each lane's partial sums, one per row and activation row
     # local_sums: the team's sums added up in local memory (one barrier) rather than by sub-group
     # shuffles; where there are no sub-groups, always
     local_sums = req.pop_bool("local_sums", False) or not t.subgroups
-    if local_sums:  # every lane's sums side by side, a padded row each (see the template)
-        local_arrays.append(Arg("scratch", "local", "f32", count=wg * (sums + 1)))
-    elif slices > 1:
+    stage = stage_x and _stage_x(ept, x_size, lanes * slices, mmax)
+    scratch = wg * (sums + 1) if local_sums else 0
+    if stage and local_sums:  # the staged x and, after the last step, the sums share one array
+        local_arrays.append(Arg("scratch", "local", "f32", count=max(scratch, stage["count"]), align=16))
+    elif stage:
+        local_arrays.append(Arg("xs", "local", "f32", count=stage["count"], align=16))
+    if local_sums and not stage:  # every lane's sums side by side, a padded row each (see the template)
+        local_arrays.append(Arg("scratch", "local", "f32", count=scratch))
+    elif slices > 1 and not local_sums:
         local_arrays.append(Arg("partial", "local", "f32", count=wg // lanes * sums))
+    if stage:
+        _check_local_bytes(local_arrays, scratch, slices, ept, mmax, wg)
     args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if req.scale_mode == "group":
         args.append(Arg("groups_per_row", "scalar", "u32"))
-    x_size = 4 if req.dtype == "f32" else 2
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
                 at=at, high=high, slotted=slotted, tables=tables,
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
-                whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg)  # fmt: skip
+                whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg, stage_x=bool(stage),
+                xs="scratch" if local_sums else "xs", **(stage or {}))  # fmt: skip
+
+
+LOCAL_BYTES = 48 << 10  # static local memory a CUDA block (and NVIDIA's OpenCL work-group) may declare
+
+
+def _chunk_stride(ept: int) -> int:
+    """Floats from one staged x chunk to the next. 8 lanes' 16-byte local reads (one phase of a
+    warp's) hit 8 different 4-bank groups when chunks are an odd number of float4 apart: chunks of
+    an even number are padded by one float4."""
+    return ept + (4 if ept // 4 % 2 == 0 else 0)
+
+
+def _stage_x(ept: int, x_size: int, team: int, mmax: int) -> dict:
+    """stage_x: the work-group stages each step's x (the team's chunks, every m) in local memory as
+    f32, once for all its lane groups. The template values of that."""
+    if ept % 4:
+        raise QKGenValueError(f"ept: {ept}; allowed with stage_x: a multiple of 4 (chunks are read as float4)")
+    xchunk = _chunk_stride(ept)
+    per = min(ept, 16 // x_size)  # elements per staging load: 16 bytes, or the whole chunk
+    return dict(count=mmax * team * xchunk, xchunk=xchunk, xrow=team * xchunk, per=per, ppc=ept // per,
+                pieces=team * (ept // per), piece_bytes=per * x_size)  # fmt: skip
+
+
+def _check_local_bytes(local_arrays: list, scratch: int, slices: int, ept: int, mmax: int, wg: int) -> None:
+    """Refuse a stage_x kernel whose local arrays pass LOCAL_BYTES, naming what to lower: wg where
+    the sums in local memory (a row per lane) alone pass it, else slices (the staged x)."""
+    need = sum(a.count for a in local_arrays) * 4
+    if need <= LOCAL_BYTES:
+        return
+    what = f"wg: {wg}" if scratch * 4 > LOCAL_BYTES else f"slices: {slices}"
+    raise QKGenValueError(f"{what}; with stage_x at mmax {mmax}, ept {ept}, slices {slices}, wg {wg} the kernel needs "
+                          f"{need} bytes of local memory; allowed: at most {LOCAL_BYTES} (fewer slices, a smaller "
+                          f"ept or wg)")  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

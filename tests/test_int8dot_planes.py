@@ -87,8 +87,7 @@ def test_repack_equals_numpy(backend, fmt, rng, poisoned):
     qt = weight(fmt, rng, n=3, blocks=7 if F.get(fmt).block == 32 else 3)  # 21 or 9 blocks: odd counts
     dev = open_device(backend)
     planes = api.weight_planes(qt, dev)
-    arr = qt.__dict__["_qkgen_planes"][dev][1]
-    got = dev.download(arr, "u8", qt.data.size)
+    got = dev.download(api.planes_array(qt, dev), "u8", qt.data.size)
     assert np.array_equal(got, reference.to_planes(qt))
     assert api.weight_planes(qt, dev) is planes  # made once per weight and device
 

@@ -228,6 +228,12 @@ def weight_planes(qt: QTensor, dev) -> Any:
     return got[0]
 
 
+def planes_array(qt: QTensor, dev) -> Any:
+    """The array holding qt's planes on dev (made by weight_planes), e.g. to download them."""
+    weight_planes(qt, dev)
+    return qt.__dict__[_PLANES][dev][1]
+
+
 def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = None, device: Any = None,
          fast_decode: bool = True):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
@@ -272,7 +278,8 @@ def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None,
     act = get(INT8DOT_ACT)
     _check_k(xshape[1], act.block, "q8_1 blocks")
     dev = _open(backend, device)
-    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **({} if layout == "blocks" else {"layout": layout}))
+    kw = {} if layout == "blocks" else {"layout": layout}  # blocks: the kernel named as before
+    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **kw)
     sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
     native = dev.is_native(x)
     (buf, arr, dt), = plan.outputs(sizes, like=x if native else None).values()

@@ -25,6 +25,7 @@ from .bnb8 import nest_absmax as _nest_absmax
 from . import codec
 from .codec import bf16_to_f32, host_array, mean_f32, round_to
 from .family import family_of
+from . import layout as _layout
 from .qtensor import QTensor, validate
 from .registry import get
 
@@ -116,6 +117,18 @@ def dequantize(qt: QTensor) -> np.ndarray:
     return out.reshape(qt.shape)
 
 
+def to_planes(qt: QTensor) -> np.ndarray:
+    """qt's blocks regrouped into the planes layout (formats.layout): one plane per field, every
+    block's field in block order; uint8, as long as qt.data. The repack kernel's oracle."""
+    validate(qt)
+    return _layout.to_planes(qt.format, host_array(qt.data))
+
+
+def from_planes(fmt: Any, planes: Any) -> np.ndarray:
+    """The block bytes of a planes buffer of `fmt` (a row or its name): the inverse of to_planes."""
+    return _layout.from_planes(get(fmt), host_array(planes))
+
+
 def pack_codes(codes: Any, fmt: Any, n: int, fill: int = 0) -> np.ndarray:
     """Pack n raw codes the way `fmt` (a row or its name) stores them (see codec.pack_codes)."""
     return codec.pack_codes(codes, get(fmt), n, fill)
@@ -135,5 +148,5 @@ def nest_absmax(absmax: Any, fmt: Any, offset: float | None = None) -> tuple[np.
 
 __all__ = [
     "quantize", "dequantize", "round_to", "bf16_to_f32", "host_f32", "unpack_codes", "pack_codes",
-    "code_values", "bnb_absmax", "nest_absmax", "mean_f32",
+    "code_values", "to_planes", "from_planes", "bnb_absmax", "nest_absmax", "mean_f32",
 ]  # fmt: skip

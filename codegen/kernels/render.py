@@ -86,14 +86,17 @@ def kernel_name(op: str, fmt: Format, dtype: str, blocksize: int, nested: bool, 
     """op_format[_variant parts]_dtype[_param value...]: every specialization that changes the source
     except the target (the header names that)."""
     parts = [op, fmt.name, *family_of(fmt).name_parts(fmt, blocksize, nested, scale_mode), dtype]
-    parts += [f"{k}{int(v) if isinstance(v, bool) else v}" for k, v in named.items()]
+    # a word-valued parameter (layout="planes") is named by its value alone
+    parts += [v if isinstance(v, str) else f"{k}{int(v) if isinstance(v, bool) else v}" for k, v in named.items()]
     return "_".join(parts)
 
 
 def _check_params(params: dict) -> None:
     for k, v in params.items():
+        if isinstance(v, str) and v.isidentifier() and v.isascii() and v.islower():
+            continue  # a word (layout): the op checks it against its own choices
         if not (isinstance(v, (bool, int)) and (isinstance(v, bool) or 0 <= v < 1 << 20)):
-            raise QKGenValueError(f"{k}: {v!r}; allowed: a bool or a non-negative int")
+            raise QKGenValueError(f"{k}: {v!r}; allowed: a bool, a non-negative int or a lowercase word")
 
 
 @functools.lru_cache(maxsize=2048)
@@ -110,7 +113,7 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     ctx = spec.context(req)
     if req.params:
         raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: ept, wg"
-                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ''}")  # fmt: skip
+                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', layout' if op in ('gemv_int8dot', 'quantize_q8_1') else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ''}")  # fmt: skip
     wg, args = ctx.pop("wg"), tuple(ctx.pop("args"))
     given = dict(extra)
     named = {k: ctx[k] for k in spec.name_params}

@@ -21,14 +21,16 @@ from ..formats import reference as ref
 from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import is_int8dot_weight, k_multiple
-from .paths import default_path
-from .plan import Bound, Plan
+from ..formats.layout import check_layout
+from .paths import default_layout, default_path
+from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
 # tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
 MAX_DIM = 2**32 - 1
 PATHS = ("float", "int8dot")
 _CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
+_PLANES = "_qkgen_planes"  # a QTensor's own cache of its planes layout, per device
 _NO_INPUTS: dict = {}
 # $QKGEN_BACKEND is part of every call's cache key: read from os.environ's own dict (os.environ.get
 # encodes the key and goes through Mapping.get, about 1 us a call).
@@ -168,12 +170,15 @@ def _check_k(k: int, multiple: int, what: str) -> None:
 
 
 def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | None = None, device: Any = None,
-               fast_decode: bool = True) -> tuple[list[Plan], dict]:  # fmt: skip
+               fast_decode: bool = True, layout: str | None = None) -> tuple[list[Plan], dict]:  # fmt: skip
     """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
     gemv_int8dot; None: the one measured faster, runtime.paths) and the launch sizes; what gemv and
-    the bench share."""
+    the bench share. layout (int8dot): "blocks" or "planes" (W from weight_planes, x quantized to
+    q8_1 planes); None: runtime.paths' default for the device ("blocks" until measured)."""
     if path is not None and path not in PATHS:
         raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
+    if layout is not None:
+        check_layout(layout)
     if not isinstance(fast_decode, bool):
         raise QKGenValueError(f"fast_decode: {fast_decode!r}; allowed: True or False")
     n_out, k, m, dtype = gemv_inputs(qt, x)
@@ -197,8 +202,36 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     multiple = k_multiple(qt.format)
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
     sizes["nblocks"] = m * k // act.block
-    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype)
-    return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax)], sizes
+    layout = layout or default_layout(dev.target)
+    kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
+    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **kw)
+    return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
+
+
+def weight_planes(qt: QTensor, dev) -> Any:
+    """qt's blocks in the planes layout (formats.layout) on `dev`, as a launch argument: made by the
+    repack_planes kernel at the first call and kept with the weight (a private per-device cache on
+    the QTensor, like its bound calls), so warm calls cost nothing more. This keeps a second copy of
+    the weight on the device, as large as its blocks, for as long as the QTensor lives; it is made
+    from the blocks once, so a later in-place change to qt.data is not seen by the planes layout."""
+    cache = qt.__dict__.get(_PLANES)
+    if cache is None:
+        cache = {}
+        object.__setattr__(qt, _PLANES, cache)  # QTensor is frozen; this is a private cache
+    got = cache.get(dev)
+    if got is None:
+        plan = Plan.make(dev, "repack_planes", qt.format, dtype="u8")
+        sizes = {"nblocks": qt.nblocks, "planes_bytes": qt.nblocks * qt.format.block_bytes}
+        (buf, arr, _), = plan.outputs(sizes, like=qt.data if dev.is_native(qt.data) else None).values()
+        plan.launch({"data": qt.data, "planes": buf}, sizes)
+        got = cache[dev] = (ready(buf), arr)  # the array keeps the buffer alive
+    return got[0]
+
+
+def planes_array(qt: QTensor, dev) -> Any:
+    """The array holding qt's planes on dev (made by weight_planes), e.g. to download them."""
+    weight_planes(qt, dev)
+    return qt.__dict__[_PLANES][dev][1]
 
 
 def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = None, device: Any = None,
@@ -226,14 +259,18 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
 def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, device: Any, fast_decode: bool) -> Bound:
     plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
     arrays, _ = weight_values(qt)
+    if any(a.bind == "planes" for p in plans for a in p.ks.args):  # the int8dot path's planes layout
+        arrays["planes"] = weight_planes(qt, plans[0].dev)
     like = x if plans[0].dev.is_native(x) else None
     return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 
 
-def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None):
+def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None, layout: str = "blocks"):
     """q8_1 blocks of x [M, K] (or [K]; K a multiple of 32), quantized on the device: the bytes
-    reference.quantize(x as f32, "q8_1").data holds. numpy x (bf16 as uint16 bits) -> a numpy uint8
-    array; a device array -> the backend's byte array."""
+    reference.quantize(x as f32, "q8_1").data holds (layout "planes": those bytes in the planes
+    layout, reference.to_planes). numpy x (bf16 as uint16 bits) -> a numpy uint8 array; a device
+    array -> the backend's byte array."""
+    check_layout(layout)
     shape = _shape_of(x, "x")
     xshape = (1, shape[0]) if len(shape) == 1 else shape
     if len(xshape) != 2 or min(xshape) < 1:
@@ -241,7 +278,8 @@ def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None)
     act = get(INT8DOT_ACT)
     _check_k(xshape[1], act.block, "q8_1 blocks")
     dev = _open(backend, device)
-    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x))
+    kw = {} if layout == "blocks" else {"layout": layout}  # blocks: the kernel named as before
+    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **kw)
     sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
     native = dev.is_native(x)
     (buf, arr, dt), = plan.outputs(sizes, like=x if native else None).values()

@@ -29,6 +29,16 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
 })  # fmt: skip
 
 
+# backend -> the layout the int8dot path reads its weight and q8_1 activations in (formats.layout;
+# "planes": the weight repacked once per device, a second copy). Not measured yet: "blocks" everywhere.
+INT8DOT_LAYOUT: MappingProxyType[str, str] = MappingProxyType({})
+
+
+def default_layout(target: Target) -> str:
+    """The int8dot path's layout on this kind of device: "blocks" unless INT8DOT_LAYOUT says otherwise."""
+    return INT8DOT_LAYOUT.get(target.backend, "blocks")
+
+
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"int8dot" where it was measured faster on this kind of device, else "float"."""
     if not is_int8dot_weight(fmt):

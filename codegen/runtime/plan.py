@@ -89,6 +89,7 @@ class Bound:
     name. static: the weight's arrays (numpy ones are uploaded at every call, so a later change to
     them is never missed). sample: the first call's input arrays by name. like: the array that
     picks the output type (None: host outputs, downloaded). result, shape: the output returned.
+    A static array may be ready(buf): a device buffer bound as it is (the weight's planes).
     """
 
     def __init__(self, steps: list, static: dict, sample: dict, like: Any, result: str, shape: tuple):
@@ -115,6 +116,8 @@ class Bound:
                     if a.bind in sample:
                         self.convert[a.bind] = dev.input_converter(sample[a.bind], a.bind, plan._accepts(a))
                         dynamic.append((i, a.bind))
+                    elif isinstance(static[a.bind], _Ready):  # a device buffer a kernel made (weight planes)
+                        v = static[a.bind].buf
                     elif dev.is_native(static[a.bind]):
                         v = dev.as_input(static[a.bind], a.bind, plan._accepts(a))
                     else:

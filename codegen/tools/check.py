@@ -190,10 +190,20 @@ def _check_quantize_stats(v: dict, fmt: Format, rng, backend, device) -> tuple[b
     return bad == 0 and got.offset == want.offset, float(bad)
 
 
+def _check_repack_planes(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """The device's planes of a weight of an odd block count equal reference.to_planes, byte for byte."""
+    qt = sample(fmt, rng, shape=(3, 7 * fmt.block))
+    dev = api._open(backend, device)
+    planes = api.weight_planes(qt, dev)
+    got = dev.download(api.planes_array(qt, dev), "u8", qt.data.size)
+    want = reference.to_planes(qt)
+    return planes is not None and bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
+
+
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
-          "quantize": _check_quantize}  # fmt: skip
+          "quantize": _check_quantize, "repack_planes": _check_repack_planes}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,

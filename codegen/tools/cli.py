@@ -127,11 +127,14 @@ def cmd_dump(args) -> int:
         raise QKGenError("dump: give OP FORMAT (e.g. `qkgen dump dequantize nf4 --target cuda-sm90`) or --all")
     fmt = get(args.format)
     kw = {**family_of(fmt).default_variant(fmt), **{k: v for k, v in (("scale_mode", args.scale_mode),) if v}}
-    params = {k: getattr(args, k) for k in ("mmax", "wg", "ept", "cpi", "rpw", "slices") if getattr(args, k) is not None}
+    names = ("mmax", "wg", "ept", "cpi", "rpw", "slices", "layout")
+    params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.no_fast_decode:
         params["fast_decode"] = False
     for t in targets:
-        ks = render(args.op, fmt, t, dtype=args.dtype, blocksize=args.blocksize, nested=args.nested, **kw, **params)
+        spec_dtypes = OPS[args.op].dtypes
+        dtype = args.dtype or (spec_dtypes[0] if "f32" not in spec_dtypes else "f32")  # repack_planes: u8
+        ks = render(args.op, fmt, t, dtype=dtype, blocksize=args.blocksize, nested=args.nested, **kw, **params)
         if args.output:
             path = Path(args.output) / ks.filename
             print(f"{path} ({'written' if _write_if_changed(path, ks.source) else 'unchanged'})")
@@ -185,10 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--backend", "-b", action="append", choices=BACKENDS,
                    help="a backend's default profile (repeatable); with --device: that backend's device")  # fmt: skip
     d.add_argument("--device", "-d", help="render for this device's own target (index or name substring)")
-    d.add_argument("--dtype", default="f32", choices=dtypes.FLOAT_DTYPES)
+    d.add_argument("--dtype", default=None, choices=(*dtypes.FLOAT_DTYPES, "u8"),
+                   help="default: f32 (u8 for repack_planes, which moves bytes)")
     d.add_argument("--blocksize", type=int, help="blocksize (group size for int formats)")
     d.add_argument("--nested", action="store_true", help="nested statistics (nf4/fp4)")
     d.add_argument("--scale-mode", choices=("tensor", "row", "group"), help="int formats: where scales live")
+    d.add_argument("--layout", choices=("blocks", "planes"),
+                   help="gemv_int8dot, quantize_q8_1: the weight and q8_1 layout")
     d.add_argument("--mmax", type=int, help=f"gemv: activation rows the kernel takes (1..{MAX_M})")
     d.add_argument("--wg", type=int, help="work-group size")
     d.add_argument("--ept", type=int, help="elements each work-item decodes per chunk")

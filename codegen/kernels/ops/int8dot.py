@@ -14,8 +14,10 @@ import math
 
 import numpy as np
 
+from ...errors import QKGenValueError
 from ...formats import get, locate
 from ...formats import reference as ref
+from ...formats.layout import LAYOUTS, field_planes, plane_load_align
 from ...formats.row import SUB_SCALES_TIMES_D
 from ...formats.subscales import block_scales
 from ..cexpr import Sym, bare
@@ -65,9 +67,13 @@ def _quantize_context(req: Request) -> dict:
     fmt = req.fmt
     qs_bytes = fmt.code_bytes(fmt.block)
     x_size = 4 if req.dtype == "f32" else 2
+    # layout "planes": xq holds the row's planes (formats.layout), the codes 16-byte aligned
+    layout = req.pop_choice("layout", "blocks", LAYOUTS)
+    planes = field_planes(fmt) if layout == "planes" else ()
+    qs_align = plane_load_align(fmt, "qs", 0, qs_bytes) if planes else load_align(fmt, "qs", qs_bytes)
     args = [Arg("x", "in", "x"), Arg("xq", "out", "u8"), Arg("nblocks", "scalar", "u32")]
-    return dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=load_align(fmt, "qs", qs_bytes),
-                wg=req.pop_wg(64, 1))  # fmt: skip
+    return dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=qs_align, layout=layout,
+                planes=planes, wg=req.pop_wg(64, 1))  # fmt: skip
 
 
 def _quantize_grid(ks, sizes: dict):
@@ -107,7 +113,14 @@ def _gemv_context(req: Request) -> dict:
     slices = req.pop_int("slices", 4, 1, 16)
     wg = req.pop_wg(128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
-    args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
+    # layout "planes": W and xq in their rows' planes (formats.layout), W's made once by repack_planes
+    layout = req.pop_choice("layout", "blocks", LAYOUTS)
+    planar = layout == "planes"
+    if planar and fmt.sub_scales:
+        raise QKGenValueError(f"layout: 'planes' is not written for super-block rows ({fmt.name}) yet; "
+                              "allowed: blocks")  # fmt: skip
+    weight = Arg("planes", "in", "u8") if planar else Arg("blocks", "in", "u8", bind="data")
+    args = [weight, Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if not t.subgroups:
         args.append(Arg("scratch", "local", "f32", count=wg))
@@ -115,13 +128,20 @@ def _gemv_context(req: Request) -> dict:
         args.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg)  # fmt: skip
+                 wg=wg, layout=layout)  # fmt: skip
     if fmt.sub_scales:
         return {**teams, **_sub_block_context(fmt, act)}
     hb = fmt.high_bit_field
+    if planar:
+        # the activation planes the terms read: s only where a min or a zero point folds into it
+        xfields = ("qs", "d", "s") if fmt.scale == "d_m" or fmt.zero else ("qs", "d")
+        teams.update(wplanes=field_planes(fmt), xplanes=[p for p in field_planes(act) if p.field in xfields])
+        align = lambda f, row, n: plane_load_align(f, row, 0, n)  # noqa: E731
+    else:
+        align = load_align
     return dict(
-        teams, act_words=act_words(fmt, act), code_bytes=code_bytes, code_align=load_align(fmt, "qs", code_bytes),
-        act_align=load_align(act, "qs", act.code_bytes(act.block)), qh_align=load_align(fmt, hb, 4) if hb else 0,
+        teams, act_words=act_words(fmt, act), code_bytes=code_bytes, code_align=align(fmt, "qs", code_bytes),
+        act_align=align(act, "qs", act.code_bytes(act.block)), qh_align=align(fmt, hb, 4) if hb else 0,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
     )  # fmt: skip
 

@@ -47,6 +47,12 @@ class Request:
             raise QKGenValueError(f"{name}: {v!r}; allowed: True or False")
         return v
 
+    def pop_choice(self, name: str, default: str, allowed: tuple[str, ...]) -> str:
+        v = self.params.pop(name, default)
+        if v not in allowed:
+            raise QKGenValueError(f"{name}: {v!r}; allowed: {', '.join(allowed)}")
+        return v
+
     def pop_wg(self, default: int, multiple: int) -> int:
         wg = self.pop_int("wg", default, 1, 1024)
         if wg % multiple or wg & (wg - 1):

@@ -1,8 +1,9 @@
 """Kernel-level GEMV / dequantize probe: Plan-launched (no API host path), graph-timed device time,
 cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of
 cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot" or
-"dequantize"; dequantize ignores m and checks bit-equality with the reference); argv[2]: output
-JSON."""
+"dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
+"layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
+planes, neither timed); argv[2]: output JSON."""
 import os, sys, json
 ONCE = bool(os.environ.get("PROBE_ONCE"))
 import numpy as np, torch, qkgen
@@ -57,7 +58,7 @@ def weights(fmt, kw, n, k):
         wd = qkgen.dequantize(qt, "f32", backend="cuda")
         wd = wd if torch.is_tensor(wd) else torch.from_numpy(wd).cuda()
         wd = wd.reshape(n, k)
-        _W.clear(); torch.cuda.empty_cache()
+        _W.clear(); _P.clear(); torch.cuda.empty_cache()
         _W[key] = (qt, arrs, wbytes, wd)
     return _W[key]
 
@@ -71,7 +72,10 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     if op == "gemv_int8dot":
         plan = Plan.make(dev, op, qt.format, dtype=dtype, mmax=1 if m == 1 else 8, **ov)
         from qkgen.runtime.api import quantize_q8_1_device
-        xq = quantize_q8_1_device(x)
+        layout = ov.get("layout", "blocks")
+        xq = quantize_q8_1_device(x, layout=layout)
+        if layout == "planes":  # each rotated copy repacked once, as the runtime does per weight
+            arrs = [{"planes": planes_of(qt, a)} for a in arrs]
     else:
         plan = Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                          scale_mode=qt.scale_mode, mmax=1 if m == 1 else 8, **ov)
@@ -94,6 +98,16 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     hot = graph_us(lambda: launch(0), reps=20)
     return dict(fmt=fmt + ("+n" if kw.get("nested") else ""), shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov,
                 cold_us=cold, hot_us=hot, bytes=wbytes + m * k * x.element_size(), rel=rel, name=plan.ks.name)
+
+_P = {}
+def planes_of(qt, a):
+    """The planes layout of one device copy of qt's blocks (repack_planes, launched once), cached."""
+    key = id(a["data"])
+    if key not in _P:  # the QTensor holds its planes: kept here with it
+        from qkgen.runtime.api import weight_planes
+        copy = qt.with_arrays(data=a["data"])
+        _P[key] = (weight_planes(copy, dev), copy, a["data"])
+    return _P[key][0]
 
 def run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov):
     from qkgen.runtime.api import weight_values

@@ -119,10 +119,10 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     named = {k: ctx[k] for k in spec.name_params}
     named.update({k: v for k, v in given.items() if k not in named})  # whatever the caller set is named
     name = kernel_name(op, fmt, dtype, bs, nested, scale_mode, named)
-    # knobs off by default (stage_x) are in the header when on, so headers of the defaults stay as they were
+    # on/off knobs (stage_x, local_sums) are in the header where on
     params = {"dtype": dtype, "blocksize": bs, "nested": nested, "scale_mode": scale_mode,
               **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "fast_decode", "lanes") if k in ctx},
-              **{k: True for k in ("stage_x",) if ctx.get(k)}, "wg": wg}  # fmt: skip
+              **{k: True for k in ("stage_x", "local_sums") if ctx.get(k)}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
     body = ENV.get_template(spec.template).render(
         name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,

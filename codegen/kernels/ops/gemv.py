@@ -41,19 +41,23 @@ def _context(req: Request) -> dict:
     rpw = req.pop_int("rpw", 4 if mmax > 1 else (2 if ept == 32 else 1) * (2 if req.dtype == "f32" else 1), 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
-    # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
-    stage_x = req.pop_bool("stage_x", False)
+    # M > 1: x staged in local memory as f32 for 8 lane groups (wg 256), their sums added up there
+    # too (H100, 4096 x 14336, f16 x, cold, sweep 7s in docs/bench/2026-11-24-h100-planes-stage-x.md:
+    # nf4 nested 67.8 -> 55.6 us, q8_0 76.4 -> 64.2, int4 row 64.3 -> 56.5, q4_0 82.8 -> 73.5); at
+    # M = 1 staging was slower for every format but nf4 (within 5%), so it stays off there.
+    stage_x = req.pop_bool("stage_x", mmax > 1)
     x_size = 4 if req.dtype == "f32" else 2
     # With stage_x, one slice where two would stage more x than local memory holds (whole 32-element
     # blocks at M = 8): more lane groups per work-group (wg) put warps in flight instead.
     fits = not stage_x or mmax * lanes * 2 * _chunk_stride(ept) * 4 <= LOCAL_BYTES
     slices = req.pop_int("slices", 2 if fits else 1, 1, 16)
-    wg = req.pop_wg(128, lanes * slices)
+    # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
+    wg = req.pop_wg(256 if stage_x and mmax > 1 else 128, lanes * slices)
     tables, local_arrays = table_locals(req)
     sums = rpw * mmax  # each lane's partial sums, one per row and activation row
     # local_sums: the team's sums added up in local memory (one barrier) rather than by sub-group
     # shuffles; where there are no sub-groups, always
-    local_sums = req.pop_bool("local_sums", False) or not t.subgroups
+    local_sums = req.pop_bool("local_sums", stage_x and mmax > 1) or not t.subgroups
     stage = stage_x and _stage_x(ept, x_size, lanes * slices, mmax)
     scratch = wg * (sums + 1) if local_sums else 0
     if stage and local_sums:  # the staged x and, after the last step, the sums share one array

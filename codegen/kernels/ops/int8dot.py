@@ -109,9 +109,14 @@ def _gemv_context(req: Request) -> dict:
     # Rows per team (each q8_1 block loaded serves them all) and lane groups per team (slices), as
     # the float GEMV takes them. H100 sweep (docs/bench/2026-11-23-h100-gemv-sweep.md), 4096 x 14336,
     # kernel alone: q4_0 M=1 18.3 -> 14.4 us cold (2 rows, 4 slices), M=8 67.7 -> 34.0 us (4 rows, 4 slices).
-    rpw = req.pop_int("rpw", 4 if mmax > 1 else 2, 1, 8)
-    slices = req.pop_int("slices", 4, 1, 16)
-    wg = req.pop_wg(128, lanes * slices)
+    # Super-block rows (sweep 6, docs/bench/2026-11-24-h100-kquant-vs-llamacpp.md, cold): 16-element
+    # sub-blocks (q6_k) at M = 1 one row per team (29.3 -> 27.2 us); 32-element ones (q4_k) at M > 1
+    # 2 slices and 2 teams per work-group (41.2 -> 37.2 us; q6_k that way: 58.6 -> 80.7, so not it).
+    sub = fmt.sub_block if fmt.sub_scales else 0
+    rpw = req.pop_int("rpw", 4 if mmax > 1 else 1 if sub == 16 else 2, 1, 8)
+    two_teams = mmax > 1 and sub == act.block
+    slices = req.pop_int("slices", 2 if two_teams else 4, 1, 16)
+    wg = req.pop_wg(256 if two_teams else 128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
     # layout "planes": W and xq in their rows' planes (formats.layout), W's made once by repack_planes
     layout = req.pop_choice("layout", "blocks", LAYOUTS)

@@ -79,7 +79,8 @@ def _cuda(sm: int) -> Target:
 
 _PROFILES = (
     *(_cuda(sm) for sm in (80, 86, 89, 90, 100, 120)),
-    # NVIDIA's OpenCL: C 1.2, no cl_khr_fp16 arithmetic, no sub-groups, no integer dot product.
+    # NVIDIA's OpenCL: C 1.2, no cl_khr_fp16 arithmetic, no sub-groups, no integer dot product (what
+    # the C 1.2 language alone gives: the portable byte products; the device itself also takes PTX).
     Target("opencl-nvidia", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
     # The same on an H100 as its device target reads it (cl_nv_device_attribute_query: compute
     # capability 9.0): NVIDIA's compiler takes inline PTX, so the int8 dot product is PTX dp4a (sm_61+).

@@ -80,6 +80,8 @@ class DeviceInfo:
         t = self.target
         caps = [t.lang]
         caps += [k for k in ("fp16", "bf16", "dot4") if getattr(t, k)]
+        if t.inline_ptx:
+            caps.append("inline PTX")
         if t.subgroup_size:
             sizes = f" of {'/'.join(map(str, t.subgroup_sizes))}" if t.subgroup_sizes else ""
             caps.append(f"sub-group {t.subgroup_size}{sizes}")

@@ -6,7 +6,11 @@ supports 16, else the largest supported size up to 32. The supported sizes come 
 CL_DEVICE_SUB_GROUP_SIZES_INTEL (pyopencl does not expose it, so it is read through the loader
 pyopencl itself uses); a device that has sub-groups but cannot say which sizes gets none: the
 kernels' local-memory fallback is right on every device, a guessed size is not. dot4:
-cl_khr_integer_dot_product.
+cl_khr_integer_dot_product, or on NVIDIA's OpenCL PTX dp4a (inline_ptx, compute capability 6.1 on).
+
+inline_ptx: NVIDIA's own OpenCL compiler (the platform's vendor: no attribute names the compiler)
+takes inline PTX; the device's compute capability (cl_nv_device_attribute_query) gives its arch,
+and dp4a needs 6.1. Another implementation on an NVIDIA GPU (pocl's CUDA driver) gets neither.
 """
 
 from __future__ import annotations
@@ -87,11 +91,25 @@ def chosen_subgroup_size(sizes: tuple[int, ...]) -> int:
     return 16 if 16 in sizes else max((s for s in sizes if s <= 32), default=0)
 
 
+def nvidia_compute_capability(dev, exts: set[str]) -> tuple[int, int] | None:
+    """The compute capability of a device of NVIDIA's own OpenCL platform, through
+    cl_nv_device_attribute_query; None elsewhere or when it cannot be read."""
+    if "cl_nv_device_attribute_query" not in exts:
+        return None
+    try:
+        if "NVIDIA" not in dev.platform.vendor:
+            return None
+        return int(dev.compute_capability_major_nv), int(dev.compute_capability_minor_nv)
+    except Exception:  # a driver that lists the extension but fails the query: no PTX
+        return None
+
+
 def device_target(dev, name: str) -> Target:
     exts = set((dev.extensions or "").split())
     major, minor = opencl_c_version(dev)
     has_subgroups = bool(set(_SUBGROUP_EXTENSIONS) & exts) or "__opencl_c_subgroups" in _features(dev)
     sizes = subgroup_sizes(dev) if has_subgroups else ()
+    cc = nvidia_compute_capability(dev, exts)
     return Target(
         name=f"opencl:{name}",
         backend="opencl",
@@ -100,5 +118,7 @@ def device_target(dev, name: str) -> Target:
         bf16=False,
         subgroup_size=chosen_subgroup_size(sizes),
         subgroup_sizes=sizes,
-        dot4="cl_khr_integer_dot_product" in exts,
+        dot4="cl_khr_integer_dot_product" in exts or (cc is not None and cc >= (6, 1)),
+        arch=f"sm_{cc[0]}{cc[1]}" if cc else "",
+        inline_ptx=cc is not None,
     )

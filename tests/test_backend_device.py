@@ -14,7 +14,7 @@ from qkgen.backends import get, open_device
 from qkgen.backends.base import DeviceInfo
 from qkgen.backends.opencl_target import chosen_subgroup_size, device_target
 from qkgen.errors import BackendUnavailable, QKGenValueError
-from qkgen.kernels.target import Target
+from qkgen.kernels.target import PROFILES, Target
 
 opencl = get("opencl")
 sycl = get("sycl")
@@ -49,6 +49,46 @@ def test_subgroups_without_known_sizes_fall_back_to_none(monkeypatch):
     assert t.subgroup_size == 32 and t.subgroup_sizes == (8, 32) and not t.fp16
 
 
+def _fake_nvidia_device(cc: tuple[int, int] | None, platform_vendor: str = "NVIDIA Corporation"):
+    """What NVIDIA's OpenCL driver reports for a GPU of compute capability cc (None: the
+    attribute query fails, as pyopencl's LogicError)."""
+    exts = ("cl_khr_global_int32_base_atomics cl_khr_fp64 cl_khr_byte_addressable_store cl_khr_icd "
+            "cl_khr_gl_sharing cl_nv_compiler_options cl_nv_device_attribute_query cl_nv_pragma_unroll "
+            "cl_nv_copy_opts cl_nv_create_buffer")  # fmt: skip
+    dev = _fake_cl_device(exts, "OpenCL C 1.2 ")
+    dev.platform = types.SimpleNamespace(vendor=platform_vendor, name="NVIDIA CUDA")
+    dev.vendor = "NVIDIA Corporation"
+    if cc is not None:
+        dev.compute_capability_major_nv, dev.compute_capability_minor_nv = cc
+    return dev
+
+
+def test_nvidia_opencl_gets_inline_ptx_and_dp4a_from_its_compute_capability():
+    t = device_target(_fake_nvidia_device((9, 0)), "NVIDIA H100 80GB HBM3")
+    assert (t.inline_ptx, t.dot4, t.arch, t.fp16, t.subgroup_size, t.lang) == (
+        True, True, "sm_90", False, 0, "OpenCL C 1.2")  # fmt: skip
+    assert t.caps() == PROFILES["opencl-nvidia-sm90"].caps() and t.describe().endswith("dot4=1 inline_ptx=1")
+    assert device_target(_fake_nvidia_device((6, 1)), "GTX 1080").dot4  # dp4a from sm_61
+    # sm_60 and Maxwell: the compiler takes PTX, but there is no dp4a
+    for cc in ((6, 0), (5, 2)):
+        t = device_target(_fake_nvidia_device(cc), "old")
+        assert t.inline_ptx and not t.dot4 and t.arch == f"sm_{cc[0]}{cc[1]}"
+    # the attribute cannot be read: no PTX, no guess from the name
+    t = device_target(_fake_nvidia_device(None), "NVIDIA H100 80GB HBM3")
+    assert not t.inline_ptx and not t.dot4 and t.arch == ""
+    # another OpenCL implementation on an NVIDIA GPU (pocl's CUDA driver) has another compiler
+    t = device_target(_fake_nvidia_device((9, 0), platform_vendor="The pocl project"), "NVIDIA H100")
+    assert not t.inline_ptx and not t.dot4
+
+
+def test_intel_opencl_has_no_inline_ptx():
+    dev = _fake_cl_device("cl_khr_fp16 cl_khr_integer_dot_product cl_intel_subgroups")
+    dev.platform = types.SimpleNamespace(vendor="Intel(R) Corporation", name="Intel(R) OpenCL")
+    dev.compute_capability_major_nv, dev.compute_capability_minor_nv = 9, 0  # never read without the extension
+    t = device_target(dev, "Intel(R) Xeon(R)")
+    assert not t.inline_ptx and t.dot4 and t.arch == "" and "inline_ptx" not in t.describe()
+
+
 @needs_opencl
 def test_opencl_targets_come_from_the_devices():
     for info in opencl.devices():
@@ -63,6 +103,7 @@ def test_opencl_targets_come_from_the_devices():
             assert t.subgroup_size == 16 and t.fp16 and t.dot4
         if "Portable" in info.platform:
             assert not t.subgroups and not t.fp16
+        assert t.inline_ptx == ("NVIDIA" in info.platform)
 
 
 def test_cuda_target_from_compute_capability():
@@ -77,6 +118,8 @@ def test_line_shows_the_target():
     t = Target("opencl:x", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0)
     info = DeviceInfo("opencl", 3, "x", "cpu", "P", t, {"memory": "1.0 GiB"})
     assert info.line() == "[3] x (cpu, P; OpenCL C 1.2, no sub-groups; memory 1.0 GiB)"
+    info = DeviceInfo("opencl", 0, "NVIDIA H100", "gpu", "NVIDIA CUDA", PROFILES["opencl-nvidia-sm90"])
+    assert info.line() == "[0] NVIDIA H100 (gpu, NVIDIA CUDA; OpenCL C 1.2, dot4, inline PTX, no sub-groups, sm_90)"
 
 
 # ---- listing ----

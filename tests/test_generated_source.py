@@ -25,7 +25,8 @@ LEFTOVERS = {
     "`>> 0`": re.compile(r">> 0u?(?![\w.])"),
     "`<< 0`": re.compile(r"<< 0u?(?![\w.])"),
     "`+ 0`": re.compile(r"[+-] 0u?(?![\w.])"),
-    "a parenthesized name as an operand, `(i) / 2u`": re.compile(r"(?<![\w\]>])\((?!(?:u?char|u?short|u?int|float|"
+    # not after a call's name, an index, a template argument, nor an asm operand's constraint ("r"(a))
+    "a parenthesized name as an operand, `(i) / 2u`": re.compile(r"(?<![\w\]>\"])\((?!(?:u?char|u?short|u?int|float|"
                                                                   r"half|size_t)\))\w+\)(?! *[\w(*])"),
     "double parentheses around a name": re.compile(r"\(\((\w+)\)\)"),
 }

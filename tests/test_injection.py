@@ -67,7 +67,8 @@ def test_render_parameters_are_checked(params):
 
 @pytest.mark.parametrize("change", [
     dict(name="x */ evil"), dict(lang="C\n#error"), dict(arch="sm_90 */"), dict(fp16="yes"),
-    dict(subgroup_size=12), dict(subgroup_size=-16), dict(backend="metal"),
+    dict(subgroup_size=12), dict(subgroup_size=-16), dict(backend="metal"), dict(inline_ptx=1),
+    dict(inline_ptx=True),  # inline PTX is an OpenCL capability (CUDA's dialect has intrinsics)
 ])  # fmt: skip
 def test_targets_are_checked(change):
     with pytest.raises(QKGenValueError):

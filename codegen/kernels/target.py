@@ -1,7 +1,7 @@
 """Typed targets: what a device can do, as one frozen record.
 
 A Target holds capabilities only (language version, fp16/bf16 arithmetic, sub-groups and their
-size, a native 4-way int8 dot product, the architecture); the dialect of its backend holds the
+size, a native 4-way int8 dot product, inline PTX, the architecture); the dialect of its backend holds the
 spellings. Every device builds its own Target (backends/*), and PROFILES name the common ones so
 that kernels render without a device (`qkgen dump --target cuda-sm90`, the compile matrix).
 Rendering depends on the target's capabilities, never on its name.
@@ -26,6 +26,9 @@ class Target:
     subgroup_sizes: tuple[int, ...] = ()  # the sizes the device supports (a required size must be one)
     dot4: bool = False  # a native 4-way int8 dot product (dp4a, cl_khr_integer_dot_product)
     arch: str = ""  # "sm_90", "dg2", ...: what a compiler is asked to build for
+    # The OpenCL C compiler takes NVIDIA inline PTX (asm statements): NVIDIA's OpenCL, which has no
+    # cl_khr_integer_dot_product, then spells dot4 as PTX dp4a. CUDA has intrinsics and leaves it off.
+    inline_ptx: bool = False
 
     def __post_init__(self) -> None:
         from ..errors import QKGenValueError
@@ -42,6 +45,8 @@ class Target:
             self.subgroup_size - 1
         ):  # fmt: skip
             raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size!r}; allowed: 0 or a power of two")
+        if self.inline_ptx and self.backend != "opencl":
+            raise QKGenValueError(f"target.inline_ptx: only for OpenCL targets (NVIDIA's OpenCL), not {self.backend}")
         if self.subgroup_size and self.subgroup_sizes and self.subgroup_size not in self.subgroup_sizes:
             raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size} is not one of the device's "
                                   f"sub-group sizes {self.subgroup_sizes}")  # fmt: skip
@@ -51,8 +56,10 @@ class Target:
         return self.subgroup_size > 0
 
     def caps(self) -> dict[str, object]:
-        """The capabilities that change generated source, for headers and listings."""
-        return {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
+        """The capabilities that change generated source, for headers and listings (inline_ptx only
+        where set, so the targets without it keep their header line)."""
+        caps = {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
+        return {**caps, "inline_ptx": True} if self.inline_ptx else caps
 
     def describe(self) -> str:
         """One line: name, language and capabilities (the generated file's header uses it)."""
@@ -72,8 +79,13 @@ def _cuda(sm: int) -> Target:
 
 _PROFILES = (
     *(_cuda(sm) for sm in (80, 86, 89, 90, 100, 120)),
-    # NVIDIA's OpenCL: C 1.2, no cl_khr_fp16 arithmetic, no sub-groups, no integer dot product.
+    # NVIDIA's OpenCL: C 1.2, no cl_khr_fp16 arithmetic, no sub-groups, no integer dot product (what
+    # the C 1.2 language alone gives: the portable byte products; the device itself also takes PTX).
     Target("opencl-nvidia", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
+    # The same on an H100 as its device target reads it (cl_nv_device_attribute_query: compute
+    # capability 9.0): NVIDIA's compiler takes inline PTX, so the int8 dot product is PTX dp4a (sm_61+).
+    Target("opencl-nvidia-sm90", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0, dot4=True,
+           arch="sm_90", inline_ptx=True),  # fmt: skip
     # Intel's CPU OpenCL runtime (pip intel-opencl-rt): C 3.0, fp16, sub-groups 4..64, int8 dot.
     Target("opencl-intel-cpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
            subgroup_sizes=(4, 8, 16, 32, 64), dot4=True),  # fmt: skip

@@ -73,7 +73,7 @@ def cmd_targets(args) -> int:
         sg = f"{t.subgroup_size}" if t.subgroups else "-"
         mark = f"  (default for {defaults[t.name]})" if t.name in defaults else ""
         print(f"{t.name:<20} {t.backend:<7} {t.lang:<13} {_yn(t.fp16):>4} {_yn(t.bf16):>4} {sg:>9} "
-              f"{_yn(t.dot4):>4}  {t.arch or '-'}{mark}")  # fmt: skip
+              f"{'ptx' if t.dot4 and t.inline_ptx else _yn(t.dot4):>4}  {t.arch or '-'}{mark}")  # fmt: skip
     return 0
 
 

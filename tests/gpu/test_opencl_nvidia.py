@@ -1,7 +1,7 @@
 """The dequantize suite through the OpenCL backend on the NVIDIA GPU (OpenCL C 1.2, no fp16, no
 sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference. The
-int8dot GEMV path (local-memory reductions, the portable dot product) within the f32 bound of its
-own definition, for every row it takes."""
+int8dot GEMV path (local-memory reductions; the int8 dot product as PTX dp4a through inline asm,
+sm_61 on) within the f32 bound of its own definition, for every row it takes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 import qkgen
 from gpucases import assert_same, dequantize_cases, int8dot_k, int8dot_within_bound, sample, sample_for
 from qkgen.formats import reference
+from qkgen.kernels.dialects import dialect
 from qkgen.kernels.ops import get_op
+from qkgen.kernels.render import render
 
 pytestmark = pytest.mark.gpu
 
@@ -23,6 +25,51 @@ def test_nvidia_device_target(opencl_nvidia):
     t = opencl_nvidia.target
     assert t.backend == "opencl" and t.lang.startswith("OpenCL C ")
     assert not t.subgroup_size or t.subgroup_size in t.subgroup_sizes
+    # NVIDIA's compiler takes inline PTX; the compute capability (cl_nv_device_attribute_query) gives
+    # the arch, and dp4a comes with sm_61: the int8dot kernels then call the PTX helper.
+    assert t.inline_ptx and t.arch.startswith("sm_"), t.describe()
+    assert t.dot4 == (int(t.arch[3:]) >= 61)
+    if "H100" in info.name:
+        assert t.arch == "sm_90" and t.dot4
+    for fmt in get_op("gemv_int8dot").formats():
+        src = render("gemv_int8dot", fmt, t, dtype="f16", mmax=8).source
+        assert ("qk_dp4a(" in src) == t.dot4 and ("(int)(char)" in src) != t.dot4
+
+
+def test_dp4a_helper_is_the_signed_byte_dot_product(opencl_nvidia):
+    """qk_dp4a, built by NVIDIA's OpenCL compiler, against numpy on every byte pattern's edges
+    (-128, -1, 0, 127) and random words: exact int32."""
+    cl = pytest.importorskip("pyopencl")
+    t = opencl_nvidia.target
+    if not t.dot4:
+        pytest.skip(f"{t.describe()}: no dp4a")
+    d = dialect(t)
+    body = ("__kernel void dot4(__global const uint* a, __global const uint* b, __global const int* c, "
+            "__global int* out) {\n"
+            "    const uint i = get_global_id(0);\n"
+            f"    out[i] = {d.dot4_i8('a[i]', 'b[i]', 'c[i]')};\n}}\n")  # fmt: skip
+    assert "qk_dp4a(" in body
+    rng = np.random.default_rng(0)
+    # every pair of words made of the edge bytes 0x80, 0xff, 0x00, 0x7f (4^4 words each), then random ones
+    edge = np.array([0x80, 0xFF, 0x00, 0x7F], np.uint32)
+    i = np.arange(256)
+    words = edge[i & 3] | edge[(i >> 2) & 3] << 8 | edge[(i >> 4) & 3] << 16 | edge[(i >> 6) & 3] << 24
+    wa, wb = (w.ravel() for w in np.meshgrid(words, words))
+    a = np.concatenate([wa, rng.integers(0, 2**32, 4096, dtype=np.uint32)])
+    b = np.concatenate([wb, rng.integers(0, 2**32, 4096, dtype=np.uint32)])
+    c = rng.integers(-(2**30), 2**30, a.size, dtype=np.int32)
+    prods = a.view(np.int8).reshape(-1, 4).astype(np.int64) * b.view(np.int8).reshape(-1, 4)
+    want = c.astype(np.int64) + prods.sum(axis=1)
+    source = d.prelude(body) + "\n\n" + body
+    prg = cl.Program(opencl_nvidia.ctx, source).build(opencl_nvidia.build_options(None))
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(opencl_nvidia.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v) for v in (a, b, c)]
+    out = np.empty(a.size, np.int32)
+    ob = cl.Buffer(opencl_nvidia.ctx, mf.WRITE_ONLY, out.nbytes)
+    prg.dot4(opencl_nvidia.queue, (a.size,), None, *bufs, ob)
+    cl.enqueue_copy(opencl_nvidia.queue, out, ob)
+    opencl_nvidia.queue.finish()
+    assert np.array_equal(out.astype(np.int64), want)
 
 
 @pytest.mark.parametrize("v,shape", dequantize_cases())

@@ -9,6 +9,17 @@ from typing import ClassVar
 from ..cexpr import paren
 from .base import Dialect
 
+# NVIDIA's OpenCL C has no cl_khr_integer_dot_product, but its compiler takes inline PTX (GNU asm
+# syntax, as in CUDA): dp4a.s32.s32 is what CUDA's __dp4a compiles to. Not volatile: it has no side
+# effects, so the compiler may schedule it like any arithmetic.
+_DP4A_PTX = """\
+/* acc + the dot product of the four signed bytes of a and b: PTX dp4a (sm_61 and later) */
+inline int qk_dp4a(uint a, uint b, int acc) {
+    int r;
+    asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+    return r;
+}"""
+
 
 @dataclass(frozen=True)
 class OpenCLDialect(Dialect):
@@ -41,6 +52,7 @@ class OpenCLDialect(Dialect):
                              "inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }",
             "qk_half": "/* the half with these bits (needs cl_khr_fp16) */\n"
                        "inline half qk_half(uint bits) { return as_half((ushort)bits); }",
+            **({"qk_dp4a": _DP4A_PTX} if self.target.inline_ptx else {}),
         }  # fmt: skip
 
     def prelude_head(self, text: str | None) -> str:
@@ -80,6 +92,8 @@ class OpenCLDialect(Dialect):
         # cl_khr_integer_dot_product's 4x8-bit packed form: no pragma needed (checked on Intel's CPU runtime)
         if not self.dot4:
             return super().dot4_i8(a, b, acc)
+        if self.target.inline_ptx:
+            return f"qk_dp4a({a}, {b}, {acc})"
         return f"({acc} + dot_4x8packed_ss_int({a}, {b}))"
 
 

@@ -40,6 +40,15 @@ for name, kw in cases:
             qkgen.gemv(qt, x, backend="cuda"); ops.add("gemv")
             if name in OPS["gemv_int8dot"].formats():
                 qkgen.gemv(qt, x, path="int8dot", backend="cuda"); ops |= {"gemv_int8dot", "quantize_q8_1"}
+# the int8dot path's planes layout (a knob: runtime.paths.INT8DOT_LAYOUT is empty), patched in here
+import qkgen.runtime.api as api
+api.default_layout = lambda target: "planes"
+for name in ("q4_0", "q5_1", "q8_0"):
+    qt = qkgen.quantize(rng.standard_normal((9, 320)).astype(np.float32), name)
+    for m in (1, 3):
+        qkgen.gemv(qt, rng.standard_normal((m, 320)).astype(np.float32), path="int8dot", backend="cuda")
+    assert qt.__dict__.get(api._PLANES), f"{name}: the planes layout was not used"
+ops.add("repack_planes")
 missing = set(OPS) - ops
 assert not missing, f"kernel families not exercised: {missing}"
 print("SANITIZE_RAN", sorted(ops))

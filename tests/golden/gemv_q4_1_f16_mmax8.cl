@@ -3,8 +3,8 @@
  * template: gemv.jinja
  * format:   q4_1: GGUF Q4_1: q * d + m
  * target:   opencl-nvidia (OpenCL C 1.2) fp16=0 bf16=0 subgroup_size=0 dot4=0
- * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=32 mmax=8 rpw=4 slices=1 fast_decode=1 lanes=32
- *           stage_x=1 local_sums=1 wg=256
+ * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=32 mmax=8 rpw=4 slices=2 fast_decode=1 lanes=32
+ *           local_sums=1 wg=128
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -20,13 +20,11 @@ inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const hal
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 8, accumulated in f32.
    Each row n of W is reduced by 32 lanes (a local-memory tree).
-   A lane group takes 4 consecutive rows, 8 groups per work-group: every activation
+   A lane group takes 4 consecutive rows, 2 groups per work-group: every activation
    chunk it loads serves all 4 rows. Lane l takes chunks l, l + 32, ... of 32 elements:
    one load of 16 code bytes per row, decoded in registers, never written to memory. */
-/* stage_x: every lane group of the work-group takes the same chunks of x in a step, so the work-group
-   loads each step's x once for all of them, converts it to f32 and keeps it in local memory. */
 __kernel
-__attribute__((reqd_work_group_size(256, 1, 1)))
+__attribute__((reqd_work_group_size(128, 1, 1)))
 void gemv_q4_1_f16_mmax8(
     __global const uchar* restrict blocks,
     __global const uchar* restrict x,
@@ -35,42 +33,19 @@ void gemv_q4_1_f16_mmax8(
     const uint K,
     const uint M)
 {
-    __local float scratch[9216] __attribute__((aligned(16)));
+    __local float scratch[4224];
     const uint lid = (uint)get_local_id(0);
     const uint lane = lid % 32u;
-    const uint tlane = lane;
-    const uint row0 = ((uint)get_group_id(0) * 8u + lid / 32u) * 4u;
+    const uint tlane = lid % 64u;  /* lane in the row group's team of 2 lane groups */
+    const uint row0 = ((uint)get_group_id(0) * 2u + lid / 64u) * 4u;
     float acc[4][8];
     for (uint r = 0; r < 4u; ++r) {
         for (uint m = 0; m < 8u; ++m) acc[r][m] = 0.0f;
     }
-    const uint chunks = K / 32u;
-    __local float4* xv = (__local float4*)scratch;
-    /* A step is the 32 chunks a team takes at once. Every lane reaches both barriers of every
-       step: groups past N and lanes past the last chunk included. */
-    for (uint s0 = 0; s0 < chunks; s0 += 32u) {
-        /* the step's x of every m < M in 16-byte loads, as f32: its chunk i of row m at float4
-           m * 288u + i * 9u (padded: 8 lanes' 16-byte reads hit different banks) */
-        for (uint p = lid; p < M * 128u; p += 256u) {
-            const uint m = p / 128u;
-            const uint j = p % 128u;
-            const uint c = s0 + j / 4u;  /* the load's chunk */
-            if (c < chunks) {  /* the last step may hold fewer chunks */
-                const uint e = c * 32u + j % 4u * 8u;
-                __global const uchar* xp = x + ((size_t)m * K + e) * 2u;
-                uint xw[4];
-                const uint4 xw_v0 = ((__global const uint4*)xp)[0];
-                xw[0] = xw_v0.s0; xw[1] = xw_v0.s1; xw[2] = xw_v0.s2; xw[3] = xw_v0.s3;
-                float xf[8];
-                for (uint i = 0; i < 8u; ++i) xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                const uint at = m * 288u + j / 4u * 9u + j % 4u * 2u;
-                xv[at] = (float4)(xf[0], xf[1], xf[2], xf[3]);
-                xv[at + 1u] = (float4)(xf[4], xf[5], xf[6], xf[7]);
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint c0 = s0 + tlane;
-        if (row0 < N && c0 < chunks) {
+    /* Groups past N still take part in the reduction below, which may hold barriers. */
+    if (row0 < N) {
+        const uint chunks = K / 32u;
+        for (uint c0 = tlane; c0 < chunks; c0 += 64u) {
             const uint k0 = c0 * 32u;
             uint wq[4][4];
             float sr[4];
@@ -102,14 +77,22 @@ void gemv_q4_1_f16_mmax8(
             }
             for (uint m = 0; m < 8u; ++m) {
                 if (m >= M) break;
-                /* this lane's chunk of x row m, staged */
+                __global const uchar* xp = x + ((size_t)m * K + k0) * 2u;
+                uint xw[16];
+                const uint4 xw_v0 = ((__global const uint4*)xp)[0];
+                xw[0] = xw_v0.s0; xw[1] = xw_v0.s1; xw[2] = xw_v0.s2; xw[3] = xw_v0.s3;
+                const uint4 xw_v1 = ((__global const uint4*)xp)[1];
+                xw[4] = xw_v1.s0; xw[5] = xw_v1.s1; xw[6] = xw_v1.s2; xw[7] = xw_v1.s3;
+                const uint4 xw_v2 = ((__global const uint4*)xp)[2];
+                xw[8] = xw_v2.s0; xw[9] = xw_v2.s1; xw[10] = xw_v2.s2; xw[11] = xw_v2.s3;
+                const uint4 xw_v3 = ((__global const uint4*)xp)[3];
+                xw[12] = xw_v3.s0; xw[13] = xw_v3.s1; xw[14] = xw_v3.s2; xw[15] = xw_v3.s3;
                 float xf[32];
-                for (uint q = 0; q < 8u; ++q) {
-                    const float4 xq = xv[m * 288u + tlane * 9u + q];
-                    xf[4u * q] = xq.s0; xf[4u * q + 1u] = xq.s1; xf[4u * q + 2u] = xq.s2; xf[4u * q + 3u] = xq.s3;
-                }
                 float xsum = 0.0f;
-                for (uint i = 0; i < 32u; ++i) xsum += xf[i];
+                for (uint i = 0; i < 32u; ++i) {
+                    xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
+                    xsum += xf[i];
+                }
                 for (uint r = 0; r < 4u; ++r) {
                     float part = 0.0f;
                     for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
@@ -117,22 +100,20 @@ void gemv_q4_1_f16_mmax8(
                 }
             }
         }
-        /* the step's x is read by all before the next step overwrites it */
-        barrier(CLK_LOCAL_MEM_FENCE);
     }
     /* No sub-groups: every lane puts its 32 sums in local memory, a row of 33 floats per lane
        (odd, so neighbouring lanes hit different banks), then team lane v adds up sum v over the team's
-       32 lanes and stores it: one barrier, where a tree takes 7 per sum. */
+       64 lanes and stores it: one barrier, where a tree takes 7 per sum. */
     for (uint r = 0; r < 4u; ++r) {
         for (uint m = 0; m < 8u; ++m) scratch[lid * 33u + r * 8u + m] = acc[r][m];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint first = lid - tlane;  /* the team's first lane */
-    for (uint v = tlane; v < 32u; v += 32u) {
+    for (uint v = tlane; v < 32u; v += 64u) {
         const uint r = v / 8u;
         const uint m = v % 8u;
         float sum = 0.0f;
-        for (uint j = 0; j < 32u; ++j) sum += scratch[(first + j) * 33u + v];
+        for (uint j = 0; j < 64u; ++j) sum += scratch[(first + j) * 33u + v];
         if (row0 + r < N && m < M) y[(size_t)m * N + row0 + r] = qk_f32_to_f16(sum);
     }
 }

@@ -44,12 +44,15 @@ def _context(req: Request) -> dict:
     # M > 1: x staged in local memory as f32 for 8 lane groups (wg 256), their sums added up there
     # too (H100, 4096 x 14336, f16 x, cold, sweep 7s in docs/bench/2026-11-24-h100-planes-stage-x.md:
     # nf4 nested 67.8 -> 55.6 us, q8_0 76.4 -> 64.2, int4 row 64.3 -> 56.5, q4_0 82.8 -> 73.5); at
-    # M = 1 staging was slower for every format but nf4 (within 5%), so it stays off there.
-    stage_x = req.pop_bool("stage_x", mmax > 1)
+    # M = 1 staging was slower for every format but nf4 (within 5%), so it stays off there. Nor is it
+    # the default where two slices' x would not fit in local memory (whole 32-element blocks at M = 8):
+    # with one slice, NVIDIA's OpenCL took q4_0 from 97.7 to 130.8 us (CUDA: 82.8 -> 73.5).
+    two_fit = mmax * lanes * 2 * _chunk_stride(ept) * 4 <= LOCAL_BYTES
+    stage_x = req.pop_bool("stage_x", mmax > 1 and two_fit)
     x_size = 4 if req.dtype == "f32" else 2
     # With stage_x, one slice where two would stage more x than local memory holds (whole 32-element
     # blocks at M = 8): more lane groups per work-group (wg) put warps in flight instead.
-    fits = not stage_x or mmax * lanes * 2 * _chunk_stride(ept) * 4 <= LOCAL_BYTES
+    fits = not stage_x or two_fit
     slices = req.pop_int("slices", 2 if fits else 1, 1, 16)
     # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
     wg = req.pop_wg(256 if stage_x and mmax > 1 else 128, lanes * slices)

@@ -35,7 +35,6 @@ void gemv_q4_1_f16_mmax8(
 {
     __local float scratch[4224];
     const uint lid = (uint)get_local_id(0);
-    const uint lane = lid % 32u;
     const uint tlane = lid % 64u;  /* lane in the row group's team of 2 lane groups */
     const uint row0 = ((uint)get_group_id(0) * 2u + lid / 64u) * 4u;
     float acc[4][8];

@@ -23,7 +23,7 @@ from ...formats.subscales import block_scales
 from ..cexpr import Sym, bare
 from ..source import Arg
 from .dequantize import decodes
-from .spec import MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
+from .spec import LOCAL_BYTES, MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
 
@@ -165,19 +165,16 @@ def _gemv_context(req: Request) -> dict:
     )  # fmt: skip
 
 
-LOCAL_BYTES = 48 << 10  # static local memory a CUDA block (and NVIDIA's OpenCL work-group) may declare
-
-
 def _stage_context(act, sblocks: int) -> dict:
     """stage_x: each step's q8_1 blocks (sblocks per activation row, every m) in local memory as
     whole q8_1 blocks of words (the blocks layout's bytes; from planes, put back together), a block
-    every `stride` words: an odd count, so 32 lanes reading word k of 32 consecutive blocks hit 32
-    different banks. The words of a block that hold its f16 fields: (word, shift) of d and s."""
-    assert act.block_bytes % 4 == 0 and act.offsets["qs"] % 4 == 0, act.name
-    words = act.block_bytes // 4
-    stride = words if words % 2 else words + 1
+    every `stride` words, with no padding: q8_1's 36 bytes are 9 words, an odd count, so 32 lanes
+    reading word k of 32 consecutive blocks hit 32 different banks. The words of a block that hold
+    its f16 fields: (word, shift) of d and s."""
+    stride = act.block_bytes // 4
+    assert act.block_bytes % 4 == 0 and stride % 2 and act.offsets["qs"] % 4 == 0, act.name
     half = {f: (act.offsets[f] // 4, act.offsets[f] % 4 * 8) for f in ("d", "s")}
-    return dict(sblocks=sblocks, stride=stride, bwords=words, xs_qs=act.offsets["qs"] // 4, xs_half=half)
+    return dict(sblocks=sblocks, stride=stride, xs_qs=act.offsets["qs"] // 4, xs_half=half)
 
 
 def _check_local_bytes(args: list, mmax: int, slices: int, wg: int) -> None:

@@ -113,7 +113,7 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     ctx = spec.context(req)
     if req.params:
         raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: ept, wg"
-                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', layout' if op in ('gemv_int8dot', 'quantize_q8_1') else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ''}")  # fmt: skip
+                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', layout' if op in ('gemv_int8dot', 'quantize_q8_1') else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ', stage_x' if op == 'gemv_int8dot' else ''}")  # fmt: skip
     wg, args = ctx.pop("wg"), tuple(ctx.pop("args"))
     given = dict(extra)
     named = {k: ctx[k] for k in spec.name_params}

@@ -10,7 +10,7 @@ from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
 from .dequantize import chunk_code_at, chunk_start, chunking, decodes
-from .spec import MAX_M, part_index, OpSpec, Output, Request, lanes_of, table_locals, weight_args
+from .spec import LOCAL_BYTES, MAX_M, part_index, OpSpec, Output, Request, lanes_of, table_locals, weight_args
 
 
 def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
@@ -82,9 +82,6 @@ def _context(req: Request) -> dict:
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
                 whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg, stage_x=bool(stage),
                 xs="scratch" if local_sums else "xs", **(stage or {}))  # fmt: skip
-
-
-LOCAL_BYTES = 48 << 10  # static local memory a CUDA block (and NVIDIA's OpenCL work-group) may declare
 
 
 def _chunk_stride(ept: int) -> int:

@@ -23,7 +23,7 @@ from ...formats.subscales import block_scales
 from ..cexpr import Sym, bare
 from ..source import Arg
 from .dequantize import decodes
-from .spec import MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
+from .spec import LOCAL_BYTES, MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
 
@@ -131,9 +131,17 @@ def _gemv_context(req: Request) -> dict:
         args.append(Arg("scratch", "local", "f32", count=wg))
     if slices > 1:
         args.append(Arg("partial", "local", "f32", count=wg // lanes * rpw * mmax))
+    # stage_x: the work-group's teams take the same q8_1 blocks in a step; it copies them to local
+    # memory once for all of them (off by default until timed)
+    stage_x = req.pop_bool("stage_x", False)
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg, layout=layout)  # fmt: skip
+                 wg=wg, layout=layout, stage_x=stage_x)  # fmt: skip
+    if stage_x:
+        stage = _stage_context(act, lanes * slices // (act.block // sub if sub else 1))
+        args.append(Arg("xstage", "local", "u32", count=mmax * stage["sblocks"] * stage["stride"]))
+        _check_local_bytes(args, mmax, slices, wg)
+        teams.update(stage)
     if fmt.sub_scales:
         return {**teams, **_sub_block_context(fmt, act)}
     hb = fmt.high_bit_field
@@ -141,6 +149,12 @@ def _gemv_context(req: Request) -> dict:
         # the activation planes the terms read: s only where a min or a zero point folds into it
         xfields = ("qs", "d", "s") if fmt.scale == "d_m" or fmt.zero else ("qs", "d")
         teams.update(wplanes=field_planes(fmt), xplanes=[p for p in field_planes(act) if p.field in xfields])
+        if stage_x:  # the staged words that hold f16 fields, put together from their planes
+            halves: dict[int, list] = {}
+            for p in teams["xplanes"]:
+                if p.field != "qs":
+                    halves.setdefault(teams["xs_half"][p.field][0], []).append(p.field)
+            teams["stage_halves"] = sorted(halves.items())
         align = lambda f, row, n: plane_load_align(f, row, 0, n)  # noqa: E731
     else:
         align = load_align
@@ -149,6 +163,28 @@ def _gemv_context(req: Request) -> dict:
         act_align=align(act, "qs", act.code_bytes(act.block)), qh_align=align(fmt, hb, 4) if hb else 0,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
     )  # fmt: skip
+
+
+def _stage_context(act, sblocks: int) -> dict:
+    """stage_x: each step's q8_1 blocks (sblocks per activation row, every m) in local memory as
+    whole q8_1 blocks of words (the blocks layout's bytes; from planes, put back together), a block
+    every `stride` words, with no padding: q8_1's 36 bytes are 9 words, an odd count, so 32 lanes
+    reading word k of 32 consecutive blocks hit 32 different banks. The words of a block that hold
+    its f16 fields: (word, shift) of d and s."""
+    stride = act.block_bytes // 4
+    assert act.block_bytes % 4 == 0 and stride % 2 and act.offsets["qs"] % 4 == 0, act.name
+    half = {f: (act.offsets[f] // 4, act.offsets[f] % 4 * 8) for f in ("d", "s")}
+    return dict(sblocks=sblocks, stride=stride, xs_qs=act.offsets["qs"] // 4, xs_half=half)
+
+
+def _check_local_bytes(args: list, mmax: int, slices: int, wg: int) -> None:
+    """Refuse a stage_x kernel whose local arrays pass LOCAL_BYTES, naming what to lower: the staged
+    blocks grow with mmax and slices (the team's width), the sums with wg."""
+    need = sum(a.nbytes() for a in args if a.kind == "local")
+    if need > LOCAL_BYTES:
+        raise QKGenValueError(f"slices: {slices}; with stage_x at mmax {mmax}, slices {slices}, wg {wg} the kernel "
+                              f"needs {need} bytes of local memory; allowed: at most {LOCAL_BYTES} (fewer slices or "
+                              f"a smaller mmax)")  # fmt: skip
 
 
 def _plane_chunk(fmt, ept: int, plane: int) -> dict:

@@ -20,6 +20,7 @@ from ..source import Arg
 from ..target import Target
 
 MAX_M = 8  # GEMV: activation rows one launch takes
+LOCAL_BYTES = 48 << 10  # static local memory a CUDA block (and NVIDIA's OpenCL work-group) may declare
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ device kind, else "float".
 
 A row is (backend, M > 1, x is f32) -> the formats whose int8dot path (q8_1 quantize + int8 dot,
 both launches counted) was faster, from graph-timed cold device time on an NVIDIA H100, 4096 x 14336
-(docs/bench/2026-11-23-h100-paths.md; the K-quants: docs/bench/2026-11-24-h100-kquant-vs-llamacpp.md);
+(docs/bench/2026-11-23-h100-paths.md; the K-quants: docs/bench/2026-11-24-h100-kquant-vs-llamacpp.md and,
+f32 x, docs/bench/2026-11-24-h100-decode-kquant-f32.md);
 it is applied to every CUDA arch. The int8dot path quantizes x
 to q8_1 (8-bit, one f16 scale per 32 values), as llama.cpp's does: about 0.5% relative error
 against 0.02% for the float path. Pass path="float" for the float path's accuracy.
@@ -22,10 +23,12 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
     # M = 1, f16/bf16 x: q8_0 26.8 us float vs 27.0 int8dot (a tie: float); q4_0 18.1 vs 16.8
     # q4_k 33.8 vs 16.8 us, q6_k 38.7 vs 31.2 (2026-11-24)
     ("cuda", False, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q6_k"}),
-    ("cuda", False, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),  # f32 x: 34-44 vs 17-27 us
+    # f32 x: 34-44 vs 17-27 us; q4_k 27.3 vs 16.9, q6_k 43.1 vs 29.4 (2026-11-24)
+    ("cuda", False, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
     # M=8: 76-110 vs 36-48 us; q4_k 79.6 vs 42.9, q6_k 82.3 vs 60.5 (2026-11-24)
     ("cuda", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
-    ("cuda", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    # q4_k 71.6 vs 33.5, q6_k 88.8 vs 61.3 (2026-11-24)
+    ("cuda", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
 })  # fmt: skip
 
 

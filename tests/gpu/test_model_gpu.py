@@ -187,4 +187,6 @@ def test_decode_time_per_token_llama3_8b_shapes(torch_cuda):
     times = {name: _graph_ms(torch, layers, x) * LAYERS for name, layers in rows.items()}
     print("\ndecode ms/token at Llama-3-8B shapes (CUDA graph):",
           ", ".join(f"{k} {v:.2f}" for k, v in times.items()))  # fmt: skip
-    assert all(v > 0 for v in times.values())
+    # a 4-bit weight moves a quarter of fp16's bytes: both QuantLinear rows must beat dense fp16
+    # (2026-11-23: 3.11 and 3.57 against 5.72 ms)
+    assert times["qkgen q4_1"] < times["fp16"] and times["qkgen nf4"] < times["fp16"], times

@@ -17,8 +17,11 @@ def _f16(blocks: np.ndarray, at: int) -> np.ndarray:
     return np.ascontiguousarray(blocks[:, at : at + 2]).view("<f2").reshape(-1)
 
 
+@pytest.mark.parametrize("lane_group", [False, True], ids=["work-item", "lane-group"])
 @pytest.mark.parametrize("where", DEVICES, ids=lambda w: f"{w[0]}-{w[1]}")
-def test_nan_activation(where, rng):
+def test_nan_activation(where, lane_group, rng, monkeypatch):
+    # lane_group: the int8dot path's quantizer takes a lane group per block (runtime.paths' switch)
+    monkeypatch.setattr(qkgen.runtime.paths, "INT8DOT_LANE_GROUP", frozenset({where[0]} if lane_group else ()))
     x = rng.standard_normal((3, 128)).astype(np.float32)
     x[1, 40] = np.nan  # block 1 of row 1
     act = qkgen.formats.get("q8_1")

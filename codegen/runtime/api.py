@@ -22,7 +22,7 @@ from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import is_int8dot_weight, k_multiple
 from ..formats.layout import check_layout
-from .paths import default_layout, default_path
+from .paths import default_lane_group, default_layout, default_path
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -204,7 +204,8 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     sizes["nblocks"] = m * k // act.block
     layout = layout or default_layout(dev.target)
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
-    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **kw)
+    lanes = {"lane_group": True} if default_lane_group(dev.target) else {}  # off: the kernel named as before
+    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **kw, **lanes)
     return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
 
 
@@ -265,12 +266,16 @@ def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, devic
     return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 
 
-def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None, layout: str = "blocks"):
+def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None, layout: str = "blocks",
+                         lane_group: bool | None = None):  # fmt: skip
     """q8_1 blocks of x [M, K] (or [K]; K a multiple of 32), quantized on the device: the bytes
     reference.quantize(x as f32, "q8_1").data holds (layout "planes": those bytes in the planes
     layout, reference.to_planes). numpy x (bf16 as uint16 bits) -> a numpy uint8 array; a device
-    array -> the backend's byte array."""
+    array -> the backend's byte array. lane_group: a lane group per block (quantize_q8_1's knob);
+    None: as the int8dot path takes it on this device (runtime.paths)."""
     check_layout(layout)
+    if lane_group is not None and not isinstance(lane_group, bool):
+        raise QKGenValueError(f"lane_group: {lane_group!r}; allowed: True, False or None")
     shape = _shape_of(x, "x")
     xshape = (1, shape[0]) if len(shape) == 1 else shape
     if len(xshape) != 2 or min(xshape) < 1:
@@ -279,6 +284,8 @@ def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None,
     _check_k(xshape[1], act.block, "q8_1 blocks")
     dev = _open(backend, device)
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: the kernel named as before
+    if lane_group if lane_group is not None else default_lane_group(dev.target):
+        kw["lane_group"] = True
     plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **kw)
     sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
     native = dev.is_native(x)

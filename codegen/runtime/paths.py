@@ -42,6 +42,17 @@ def default_layout(target: Target) -> str:
     return INT8DOT_LAYOUT.get(target.backend, "blocks")
 
 
+# backends whose int8dot path quantizes x by lane groups (quantize_q8_1's lane_group: a q8_1 block
+# per sub-group, a lane per element, instead of a work-item walking all 32: for M = 1's latency).
+# Not timed yet: none. To time it on CUDA: frozenset({"cuda"}).
+INT8DOT_LANE_GROUP: frozenset[str] = frozenset()
+
+
+def default_lane_group(target: Target) -> bool:
+    """Whether the int8dot path's quantize_q8_1 takes a lane group per block on this kind of device."""
+    return target.backend in INT8DOT_LANE_GROUP
+
+
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"int8dot" where it was measured faster on this kind of device, else "float"."""
     if not is_int8dot_weight(fmt):

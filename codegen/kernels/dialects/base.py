@@ -375,10 +375,11 @@ class Dialect:
     def subgroup_sum(self, x: str) -> str:
         raise NotImplementedError
 
-    def lanes_sum(self, var: str, scratch: str, lid: str, lanes: int) -> str:
-        """Statements leaving in `var` of lane 0 of each `lanes`-wide row the row's sum. Every
-        work-item must reach them (the fallback has barriers). Sub-groups where the device has
-        them; otherwise a tree in local memory (`scratch`, one float per work-item)."""
+    def lanes_sum(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False) -> str:
+        """Statements leaving in `var` of lane 0 of each `lanes`-wide row the row's sum (every_lane:
+        in every lane of the row). Every work-item must reach them (the fallback has barriers).
+        Sub-groups where the device has them (every lane gets the result); otherwise a tree in
+        local memory (`scratch`, one float per work-item)."""
         if self.subgroups:
             return f"{var} = {self.subgroup_sum(var)};"
         return (
@@ -387,15 +388,24 @@ class Dialect:
             f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
             f"    if ({lid} % {lanes}u < s) {scratch}[{lid}] += {scratch}[{lid} + s];\n"
             f"    {self.barrier_stmt}\n}}\n"
-            f"{var} = {scratch}[{lid}];\n{self.barrier_stmt}"
+            f"{self._tree_result(var, scratch, lid, lanes, every_lane)}\n{self.barrier_stmt}"
         )
+
+    @staticmethod
+    def _tree_result(var: str, scratch: str, lid: str, lanes: int, every_lane: bool) -> str:
+        """The read of a local-memory tree's result: its own slot (lane 0 holds the row's), or
+        (every_lane) the row's lane 0 slot, read by all before the barrier that follows."""
+        if not every_lane:
+            return f"{var} = {scratch}[{lid}];"
+        return f"{var} = {scratch}[{lid} - {lid} % {lanes}u];  /* the row's result, in every lane */"
 
     def subgroup_max(self, x: str) -> str:
         raise NotImplementedError
 
-    def lanes_max(self, var: str, scratch: str, lid: str, lanes: int) -> str:
-        """lanes_sum's maximum: `var` of lane 0 of each `lanes`-wide row gets the row's largest value
-        (a NaN wins in the local-memory tree; the quantizers refuse non-finite input)."""
+    def lanes_max(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False) -> str:
+        """lanes_sum's maximum: `var` of lane 0 of each `lanes`-wide row (every_lane: of every lane)
+        gets the row's largest value (a NaN wins in the local-memory tree, not in a sub-group's
+        maximum; the quantizers refuse non-finite input)."""
         if self.subgroups:
             return f"{var} = {self.subgroup_max(var)};"
         return (
@@ -406,7 +416,7 @@ class Dialect:
             f"        const float o = {scratch}[{lid} + s];\n"
             f"        {scratch}[{lid}] = o > {scratch}[{lid}] || o != o ? o : {scratch}[{lid}];\n"
             f"    }}\n    {self.barrier_stmt}\n}}\n"
-            f"{var} = {scratch}[{lid}];\n{self.barrier_stmt}"
+            f"{self._tree_result(var, scratch, lid, lanes, every_lane)}\n{self.barrier_stmt}"
         )
 
     def dot4_i8(self, a: str, b: str, acc: str) -> str:

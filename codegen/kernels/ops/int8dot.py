@@ -72,12 +72,28 @@ def _quantize_context(req: Request) -> dict:
     planes = field_planes(fmt) if layout == "planes" else ()
     qs_align = plane_load_align(fmt, "qs", 0, qs_bytes) if planes else load_align(fmt, "qs", qs_bytes)
     args = [Arg("x", "in", "x"), Arg("xq", "out", "u8"), Arg("nblocks", "scalar", "u32")]
-    return dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=qs_align, layout=layout,
-                planes=planes, wg=req.pop_wg(64, 1))  # fmt: skip
+    ctx = dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=qs_align, layout=layout,
+               planes=planes)  # fmt: skip
+    # lane_group: a block per lane group (a sub-group, else a local-memory tree), each lane its
+    # elements, the maximum and the code sum by lane reductions: a shorter chain per block than one
+    # work-item walking its 32 elements (M = 1 is latency: 448 blocks at K = 14336). Off by default.
+    if req.pop_bool("lane_group", False):
+        lanes = lanes_of(req.target)
+        if lanes > fmt.block or fmt.block % lanes:
+            raise QKGenValueError(f"lane_group: True needs lane groups that divide the {fmt.block}-element block; "
+                                  f"this target's are {lanes} lanes wide; allowed: False")  # fmt: skip
+        wg = req.pop_wg(max(128, lanes), lanes)  # 4 blocks a work-group of 32 lanes
+        if not req.target.subgroups:
+            args.append(Arg("scratch", "local", "f32", count=wg))
+        return dict(ctx, lane_group=True, lanes=lanes, ept=fmt.block // lanes, wg=wg)
+    return dict(ctx, lane_group=False, wg=req.pop_wg(64, 1))
 
 
 def _quantize_grid(ks, sizes: dict):
-    return (-(-sizes["nblocks"] // ks.wg) * ks.wg,), (ks.wg,)
+    """Work-items: one per block, or (lane_group) `lanes` per block, rounded up to whole work-groups."""
+    per_block = ks.param("lanes") if ks.param("lane_group") else 1
+    return (-(-sizes["nblocks"] * per_block // ks.wg) * ks.wg,), (ks.wg,)
+
 
 
 QUANTIZE_Q8_1 = OpSpec(

@@ -33,7 +33,9 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
 
 
 # backend -> the layout the int8dot path reads its weight and q8_1 activations in (formats.layout;
-# "planes": the weight repacked once per device, a second copy). Not measured yet: "blocks" everywhere.
+# "planes": the weight repacked once per device, a second copy). Measured on the H100 (sweeps 7p and 8,
+# docs/bench/2026-11-24-h100-planes-stage-x.md, -int8dot-stage.md): faster only at M = 8 for q4_0/q4_1
+# and at M = 1 for q8_0, slower elsewhere at M = 1: "blocks" everywhere.
 INT8DOT_LAYOUT: MappingProxyType[str, str] = MappingProxyType({})
 
 
@@ -44,8 +46,10 @@ def default_layout(target: Target) -> str:
 
 # backends whose int8dot path quantizes x by lane groups (quantize_q8_1's lane_group: a q8_1 block
 # per sub-group, a lane per element, instead of a work-item walking all 32: for M = 1's latency).
-# Not timed yet: none. To time it on CUDA: frozenset({"cuda"}).
-INT8DOT_LANE_GROUP: frozenset[str] = frozenset()
+# H100, 4096 x 14336, f16 x, hot, both launches (docs/bench/2026-11-25-h100-q8_1-lane-group.md):
+# 0.1-0.7 us less in 8 of 10 cases (q4_0 13.2 -> 13.1 at M = 1, 32.2 -> 31.5 at M = 8; q4_1 11.1 ->
+# 10.7), equal in one, q5_1 at M = 1 0.2 us more; the GPU suite passed with it on.
+INT8DOT_LANE_GROUP: frozenset[str] = frozenset({"cuda"})
 
 
 def default_lane_group(target: Target) -> bool:

@@ -58,8 +58,9 @@ def _k_with_tail(ks, fmt) -> int:
     ept = fmt.sub_block if fmt.sub_scales else 32
     step = ks.param("lanes") * ks.param("slices") * ept
     k = step + fmt.block
-    while k % step == 0:
-        k += fmt.block
+    if fmt.block % step:  # else every K of whole blocks is whole steps (q6_k, 16 lanes, one slice): no tail
+        while k % step == 0:
+            k += fmt.block
     return k
 
 

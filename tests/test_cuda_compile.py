@@ -91,6 +91,20 @@ def generated_warnings(log: str, name: str) -> list[str]:
     return list(dict.fromkeys(line for line in log.splitlines() if name in line and warning.search(line)))
 
 
+def assert_build_without_warnings(kss, arch: str = "sm_90") -> None:
+    """Build each KernelSource for `arch` (two at a time) and assert a binary and none of
+    generated_warnings: for knob variants outside the catalog's matrix."""
+
+    def build(ks):
+        return nvcc_build(ks.source, (arch,), NVCC_FLAGS, name=ks.name)
+
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(build, kss))
+    for ks, out in zip(kss, outs):
+        assert out.binary, ks.name
+        assert not generated_warnings(out.log, ks.name), f"{ks.name}:\n{out.log}"
+
+
 @pytest.mark.parametrize("kw", VARIANTS)
 def test_compiles_without_warnings(kw, builds, request):
     ks, out = builds[request.node.callspec.id].result()  # a BuildError carries nvcc's log and the source

@@ -6,7 +6,6 @@ product, N not a multiple of the rows per work-group, K with a tail step, poison
 import dataclasses
 import json
 import math
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 
 from qkgen import formats as F
 from qkgen.backends import get, open_device
-from qkgen.backends.cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_arches, nvcc_build
+from qkgen.backends.cuda_toolchain import find_nvcc, nvcc_arches
 from qkgen.errors import QKGenValueError
 from qkgen.formats import reference
 from qkgen.kernels.render import render
@@ -205,28 +204,18 @@ def _renders(profile):
 
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_stage_x_source_reads_well(profile):
-    from .test_generated_source import problems
+    from .test_generated_source import assert_read_well
 
     kss = _renders(profile)
     assert len(kss) > 50
-    bad = [p for ks in kss for p in problems(f"{profile}/{ks.filename}", ks.source)]
-    assert not bad, f"{len(bad)} problems, the first 20:\n" + "\n".join(bad[:20])
+    assert_read_well(profile, kss)
 
 
 @pytest.mark.skipif(find_nvcc() is None or "sm_90" not in nvcc_arches(), reason="nvcc for sm_90 not found")
 def test_stage_x_compiles_for_sm90_without_warnings():
-    kss = _renders("cuda-sm90")
+    from .test_cuda_compile import assert_build_without_warnings
 
-    def build(ks):
-        return nvcc_build(ks.source, ("sm_90",), NVCC_FLAGS, name=ks.name)
-
-    with ThreadPoolExecutor(2) as pool:
-        logs = list(pool.map(build, kss))
-    for ks, out in zip(kss, logs):
-        # the local-memory sums never read `lane` (as without stage_x): nvcc's #177 on it is theirs
-        ours = [line for line in out.log.splitlines() if "warning" in line and ks.name in line
-                and '"lane"' not in line]  # fmt: skip
-        assert not ours, f"{ks.name}:\n" + "\n".join(ours)
+    assert_build_without_warnings(_renders("cuda-sm90"))
 
 
 # The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file), each

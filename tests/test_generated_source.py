@@ -161,6 +161,12 @@ def problems(name: str, source: str) -> list[str]:
     return bad
 
 
+def assert_read_well(profile: str, kss) -> None:
+    """No problems() in any of the KernelSources rendered for `profile` (the first 20 shown)."""
+    bad = [p for ks in kss for p in problems(f"{profile}/{ks.filename}", ks.source)]
+    assert not bad, f"{len(bad)} problems, the first 20:\n" + "\n".join(bad[:20])
+
+
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_generated_source_reads_well(profile):
     sources = _sources(profile)

@@ -16,7 +16,7 @@ import qkgen
 import qkgen.runtime.paths
 from qkgen import formats as F
 from qkgen.backends import get, open_device
-from qkgen.backends.cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_build
+from qkgen.backends.cuda_toolchain import find_nvcc
 from qkgen.errors import QKGenValueError
 from qkgen.formats import reference
 from qkgen.formats.layout import field_planes, from_planes, to_planes
@@ -26,8 +26,8 @@ from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES
 from qkgen.runtime import api
 
-from .test_cuda_compile import generated_warnings
-from .test_generated_source import problems
+from .test_cuda_compile import assert_build_without_warnings
+from .test_generated_source import assert_read_well
 
 INT8DOT = get_op("gemv_int8dot").formats()
 LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]
@@ -195,18 +195,10 @@ PLANES_KERNELS += [("quantize_q8_1", "q8_1", dict(dtype=d, layout="planes")) for
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_planes_sources_read_well(profile):
-    bad = []
-    for op, fmt, kw in PLANES_KERNELS:
-        ks = render(op, fmt, profile, **kw)
-        bad += problems(f"{profile}/{ks.filename}", ks.source)
-    assert not bad, "\n".join(bad[:20])
+    assert_read_well(profile, [render(op, fmt, profile, **kw) for op, fmt, kw in PLANES_KERNELS])
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found")
 def test_planes_kernels_compile_for_sm90():
     kernels = PLANES_KERNELS + [("repack_planes", f, dict(dtype="u8")) for f in [*INT8DOT, "q8_1"]]
-    for op, fmt, kw in kernels:
-        ks = render(op, fmt, "cuda-sm90", **kw)
-        out = nvcc_build(ks.source, ["sm_90"], NVCC_FLAGS, name=ks.name)
-        assert out.binary, ks.name
-        assert not generated_warnings(out.log, ks.name), out.log
+    assert_build_without_warnings([render(op, fmt, "cuda-sm90", **kw) for op, fmt, kw in kernels])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ import pytest
 
 from qkgen import formats as F
 from qkgen.backends import get, open_device
-from qkgen.backends.cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_arches, nvcc_build
+from qkgen.backends.cuda_toolchain import find_nvcc, nvcc_arches
 from qkgen.errors import QKGenValueError
 from qkgen.formats import reference
 from qkgen.kernels.ops import get_op
@@ -211,27 +210,16 @@ def _renders(profile):
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 def test_stage_x_source_reads_well(profile):
-    from .test_generated_source import problems
+    from .test_generated_source import assert_read_well
 
-    kss = _renders(profile)
-    bad = [p for ks in kss for p in problems(f"{profile}/{ks.filename}", ks.source)]
-    assert not bad, f"{len(bad)} problems, the first 20:\n" + "\n".join(bad[:20])
+    assert_read_well(profile, _renders(profile))
 
 
 @pytest.mark.skipif(find_nvcc() is None or "sm_90" not in nvcc_arches(), reason="nvcc for sm_90 not found")
 def test_stage_x_compiles_for_sm90_without_warnings():
-    from .test_cuda_compile import generated_warnings
+    from .test_cuda_compile import assert_build_without_warnings
 
-    kss = _renders("cuda-sm90")
-
-    def build(ks):
-        return nvcc_build(ks.source, ("sm_90",), NVCC_FLAGS, name=ks.name)
-
-    with ThreadPoolExecutor(2) as pool:
-        outs = list(pool.map(build, kss))
-    for ks, out in zip(kss, outs):
-        assert out.binary, ks.name
-        assert not generated_warnings(out.log, ks.name), out.log
+    assert_build_without_warnings(_renders("cuda-sm90"))
 
 
 # The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file): each renders

@@ -64,15 +64,21 @@ def _open(backend: str | None, device: Any):
     return dev
 
 
+def _private_cache(qt: QTensor, name: str) -> dict:
+    """A dict kept on the weight under `name` (its bound calls, its planes), made at first use."""
+    cache = qt.__dict__.get(name)
+    if cache is None:
+        cache = {}
+        object.__setattr__(qt, name, cache)  # QTensor is frozen; this is a private cache
+    return cache
+
+
 def _first_call(qt: QTensor, key: tuple, make, inputs: dict, like) -> Any:
     """Bind a call (make() validates its arguments and gives a Bound), run it, and keep it on the
     weight under `key` once it has run: the warm path is then one dict lookup and the Bound."""
     bound = make()
     out = bound(inputs, like())
-    cache = qt.__dict__.get(_CALLS)
-    if cache is None:
-        cache = {}
-        object.__setattr__(qt, _CALLS, cache)  # QTensor is frozen; this is a private cache
+    cache = _private_cache(qt, _CALLS)
     try:
         cache[key] = bound
     except TypeError:  # a user's context or queue object: bound again at each call
@@ -203,10 +209,19 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
     sizes["nblocks"] = m * k // act.block
     layout = layout or default_layout(dev.target)
+    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
-    lanes = {"lane_group": True} if default_lane_group(dev.target) else {}  # off: the kernel named as before
-    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **kw, **lanes)
     return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
+
+
+def _q8_1_options(dev, layout: str, lane_group: bool | None = None) -> dict:
+    """quantize_q8_1's render options: the layout and, where asked or where runtime.paths takes it on
+    this device (lane_group None), a lane group per block. Options at their defaults are left out,
+    so those kernels keep their names."""
+    kw: dict[str, Any] = {} if layout == "blocks" else {"layout": layout}
+    if lane_group if lane_group is not None else default_lane_group(dev.target):
+        kw["lane_group"] = True
+    return kw
 
 
 def weight_planes(qt: QTensor, dev) -> Any:
@@ -215,10 +230,7 @@ def weight_planes(qt: QTensor, dev) -> Any:
     the QTensor, like its bound calls), so warm calls cost nothing more. This keeps a second copy of
     the weight on the device, as large as its blocks, for as long as the QTensor lives; it is made
     from the blocks once, so a later in-place change to qt.data is not seen by the planes layout."""
-    cache = qt.__dict__.get(_PLANES)
-    if cache is None:
-        cache = {}
-        object.__setattr__(qt, _PLANES, cache)  # QTensor is frozen; this is a private cache
+    cache = _private_cache(qt, _PLANES)
     got = cache.get(dev)
     if got is None:
         plan = Plan.make(dev, "repack_planes", qt.format, dtype="u8")
@@ -283,10 +295,7 @@ def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None,
     act = get(INT8DOT_ACT)
     _check_k(xshape[1], act.block, "q8_1 blocks")
     dev = _open(backend, device)
-    kw = {} if layout == "blocks" else {"layout": layout}  # blocks: the kernel named as before
-    if lane_group if lane_group is not None else default_lane_group(dev.target):
-        kw["lane_group"] = True
-    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **kw)
+    plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **_q8_1_options(dev, layout, lane_group))
     sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
     native = dev.is_native(x)
     (buf, arr, dt), = plan.outputs(sizes, like=x if native else None).values()

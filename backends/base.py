@@ -230,6 +230,11 @@ class Device(ABC):
         name ("u8" included); `like` picks the array type (e.g. torch when the inputs are torch);
         poison fills it with all-ones bytes (NaN in f32, f16 and bf16)."""
 
+    def zeros(self, count: int, dtype: str, like: Any = None) -> tuple[Any, Any]:
+        """empty()'s buffer filled with zero bytes before any later launch (a kernel's flags that
+        only ever get set)."""
+        raise NotImplementedError(f"zeros: {self.backend}")
+
     @abstractmethod
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray: ...
 

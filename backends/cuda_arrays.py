@@ -189,6 +189,19 @@ class CUDAArrays(Device):
             buf.fill(0xFF)
         return buf, out
 
+    def zeros(self, count: int, dtype: str, like: Any = None) -> tuple[Any, Any]:
+        if is_torch_tensor(like):
+            buf, out = self.empty(count, dtype, like=like)  # checks like's device
+            out.zero_()
+            return buf, out
+        buf, out = self.empty(count, dtype, like=like)
+        with self._active():
+            if isinstance(buf, DeviceBuffer):
+                buf.fill(0)
+            else:
+                self.drv.memset_d8(buf, 0, count * host_dtype(dtype).itemsize)
+        return buf, out
+
     def allocator(self, count: int, dtype: str, like: Any, shape: tuple | None):
         """For torch CUDA outputs: a new tensor in the final shape and dtype worked out once."""
         if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):

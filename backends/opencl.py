@@ -223,6 +223,12 @@ class OpenCLDevice(Device):
             cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
         return arr.base_data, arr
 
+    def zeros(self, count: int, dtype: str, like: Any = None):
+        buf, arr = self.empty(count, dtype, like=like)
+        if arr.nbytes:
+            cl().enqueue_fill_buffer(self.queue, buf, np.uint8(0), 0, arr.nbytes)
+        return buf, arr
+
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
         return array.get(queue=self.queue).view(host_dtype(dtype))[:count]
 

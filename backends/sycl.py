@@ -275,6 +275,14 @@ class SYCLDevice(Device):
             mem.memset(0xFF)
         return mem, USMArray(mem, host_dtype(dtype), (count,))
 
+    def zeros(self, count: int, dtype: str, like: Any = None):
+        buf, arr = self.empty(count, dtype, like=like)
+        if like is not None and is_torch_xpu(like):
+            arr.zero_()
+        else:
+            buf.memset(0)
+        return buf, arr
+
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
         if isinstance(array, USMArray):
             array = array.mem

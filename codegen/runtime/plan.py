@@ -40,7 +40,10 @@ class Plan:
         out = {}
         for o in self.spec.outputs:
             dt = self.dtype if o.dtype == "dtype" else o.dtype
-            buf, arr = self.dev.empty(o.count(sizes), dt, like=like, poison=POISON_OUTPUTS)
+            if o.zero:
+                buf, arr = self.dev.zeros(o.count(sizes), dt, like=like)
+            else:
+                buf, arr = self.dev.empty(o.count(sizes), dt, like=like, poison=POISON_OUTPUTS)
             out[o.arg] = (buf, arr, dt)
         return out
 
@@ -107,6 +110,7 @@ class Bound:
                 v = None
                 if a.kind == "out":
                     o = next(o for o in plan.spec.outputs if o.arg == a.bind)
+                    assert not o.zero, "bound calls allocate no zeroed outputs"
                     dt = plan.dtype if o.dtype == "dtype" else o.dtype
                     count = o.count(sizes)
                     alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)

@@ -1,12 +1,19 @@
 """quantize_device: the reference codec's quantization, run on a device (ops/quantize.py, one template).
 
-Rows with inline blocks (GGUF) take one kernel; rows with separate statistics take quantize_stats
-(absmax / scale per block, row or group) then quantize (the codes). Nested bitsandbytes statistics
-add a host step and two more launches: the block absmax (nblocks f32) is downloaded, the offset is
-reference.mean_f32 of it (summed in float64, rounded once to f32: the reference codec's own
-function on bit-equal absmax, so the offset equals the reference's exactly; bitsandbytes' float32
-torch mean can differ from both by 1-2 ulp), then absmax - offset is quantized 8-bit blockwise on
-the device. The result equals `qkgen.quantize(x_host, format, **opts)` array by array.
+Rows with inline blocks (GGUF) take one kernel ("quantize"); rows with an absmax per block
+(bitsandbytes) take one ("quantize_blockwise": absmax and codes in one pass); rows with a scale per
+row, group or tensor take quantize_stats (the scales) then quantize (the codes). Every kernel that
+reads x sets flags in a zeroed status word pair instead of the host scanning x: status[0] for a
+non-finite value (the host then names it, through the reference codec's own error), status[1] for
+an f16 statistic stored as inf (the reference's overflow check then runs on the result). Reading
+the flags is the call's one synchronization.
+
+Nested bitsandbytes statistics add a host step and two more launches: the block absmax (nblocks
+f32) is downloaded, the offset is reference.mean_f32 of it (summed in float64, rounded once to f32:
+the reference codec's own function on bit-equal absmax, so the offset equals the reference's
+exactly; bitsandbytes' float32 torch mean can differ from both by 1-2 ulp), then absmax - offset is
+quantized 8-bit blockwise on the device. The result equals `qkgen.quantize(x_host, format, **opts)`
+array by array.
 """
 
 from __future__ import annotations
@@ -24,9 +31,6 @@ from .api import _open, x_dtype
 from .plan import Plan, ready
 
 _OPTS = ("blocksize", "nested", "scale_mode", "group_size")
-# (magnitude mask, bits dtype): max |x| is the largest masked bit pattern (NaN above inf)
-_MAGNITUDE = {"f32": (0x7FFFFFFF, "uint32"), "f16": (0x7FFF, "uint16"), "bf16": (0x7FFF, "uint16")}
-F16_MAX = 65504.0
 
 
 def _host_input(x: Any) -> Any:
@@ -52,25 +56,6 @@ def _host_copy(x: Any, dtype: str, dev) -> np.ndarray:
     else:
         host = dev.download(x, dtype, int(np.prod(x.shape)))
     return ref.host_f32(np.asarray(host).reshape(-1), dtype)
-
-
-def _amax(x: Any, dtype: str, dev) -> float:
-    """max |x| as a float (inf or NaN where x holds a non-finite value), computed where x lives."""
-    mask, bits = _MAGNITUDE[dtype]
-    if hasattr(x, "detach"):
-        return float(x.detach().abs().max().float().item())
-    if not isinstance(x, np.ndarray) and type(x).__module__.startswith("pyopencl"):
-        try:  # the magnitude bits' maximum, on the device (pyopencl's reductions need mako)
-            import pyopencl.array as cla
-
-            top = int(cla.max(x.view(np.dtype(bits)) & np.dtype(bits).type(mask)).get())
-        except ImportError:
-            top = None
-        if top is not None:
-            f = np.array(top, dtype=bits)
-            return float(ref.bf16_to_f32(f) if dtype == "bf16" else f.view({"f32": np.float32}.get(dtype, np.float16)))
-    host = _host_copy(x, dtype, dev)
-    return float(np.max(np.abs(host)))
 
 
 def _refuse(x: Any, dtype: str, dev, shape, fmt) -> None:
@@ -137,31 +122,32 @@ def quantize_device(x: Any, format: Any, backend: str | None = None, device: Any
     dtype = x_dtype(x)
     dev = _open(backend, device)
     native = dev.is_native(x)
-    amax = _amax(x, dtype, dev) if fmt.inline else 0.0  # separate statistics: checked after quantize_stats
-    if not np.isfinite(amax):
-        _refuse(x, dtype, dev, shape, fmt)
     like = x if native else None
     n = int(np.prod(shape))
     if fmt.inline:
         plan = Plan.make(dev, "quantize", fmt, dtype=dtype)
         sizes = {"nblocks": n // fmt.block, "code_bytes": n // fmt.block * fmt.block_bytes}
-        (buf, arr, _), = plan.outputs(sizes, like=like).values()
-        plan.launch({"x": x, "data": buf}, sizes)
-        arrays, offset = {"data": (arr, "u8", sizes["code_bytes"], (sizes["code_bytes"],))}, None
+        outs = plan.outputs(sizes, like=like)
+        plan.launch({"x": x, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
+        arrays, offset = {"data": (outs["data"][1], "u8", sizes["code_bytes"], (sizes["code_bytes"],))}, None
+        status = [outs["status"][1]]
     else:
-        arrays, offset = _separate(dev, x, fmt, probe, shape, dtype, like)
+        arrays, offset, status = _separate(dev, x, fmt, probe, shape, dtype, like)
+    flags = np.bitwise_or.reduce([dev.download(a, "u32", 2) for a in status])
+    if flags[0]:  # a value is not finite: the reference codec names the first
+        _refuse(x, dtype, dev, shape, fmt)
     out = {k: (a.reshape(s) if native else dev.download(a, dt, c).reshape(s)) for k, (a, dt, c, s) in arrays.items()}
     qt = QTensor(format=fmt, shape=shape, blocksize=probe.blocksize, scale_mode=probe.scale_mode, offset=offset, **out)
     validate(qt)
-    if fmt.inline and amax >= F16_MAX / 2:  # an f16 d (or m) may overflow: the reference refuses that input
+    if flags[1]:  # an f16 statistic is inf: the reference refuses that input where its decode would overflow
         ref._check_finite_statistics(qt if not native else
                                      qt.with_arrays(data=dev.download(arrays["data"][0], "u8", qt.data_bytes)))
     return qt
 
 
-def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dict, float | None]:
-    """quantize_stats then quantize (and the nested statistics step): ({name: (array, dtype, count,
-    shape)}, the nested offset or None)."""
+def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dict, float | None, list]:
+    """quantize_blockwise, or quantize_stats then quantize (and the nested statistics step):
+    ({name: (array, dtype, count, shape)}, the nested offset or None, the status arrays)."""
     n = int(np.prod(shape))
     cols = shape[-1]
     bs, mode, nested = probe.blocksize, probe.scale_mode, probe.nested
@@ -172,28 +158,36 @@ def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dic
     units = {"tensor": 1, "row": rows, "group": rows * -(-cols // bs)}.get(mode, -(-n // bs))
     sizes.update(units=units, code_bytes=-(-n * fmt.low_bits // 8))
     kw = dict(dtype=dtype, blocksize=bs, scale_mode=mode)
-    stats_plan = Plan.make(dev, "quantize_stats", fmt, **kw)
-    (sbuf, sarr, _), = stats_plan.outputs(sizes, like=like).values()
-    stats_plan.launch({"x": x, "stats": sbuf}, sizes)
-    absmax = dev.download(sarr, "f32", units)  # units floats: the finiteness check (and the nested offset)
-    if not np.isfinite(absmax).all():  # a block, row or group holds a non-finite value
-        _refuse(x, dtype, dev, shape, fmt)
-    codes_plan = Plan.make(dev, "quantize", fmt, **kw)
-    (cbuf, carr, _), = codes_plan.outputs(sizes, like=like).values()
-    codes_plan.launch({"x": x, "stats": ready(sbuf), "data": cbuf}, sizes)
+    if mode is None:  # an absmax per block: one pass
+        plan = Plan.make(dev, "quantize_blockwise", fmt, **kw)
+        outs = plan.outputs(sizes, like=like)
+        plan.launch({"x": x, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
+        (sbuf, sarr, _), (carr, status) = outs["absmax"], (outs["data"][1], outs["status"][1])
+    else:
+        stats_plan = Plan.make(dev, "quantize_stats", fmt, **kw)
+        (sbuf, sarr, _), = stats_plan.outputs(sizes, like=like).values()
+        stats_plan.launch({"x": x, "stats": sbuf}, sizes)
+        codes_plan = Plan.make(dev, "quantize", fmt, **kw)
+        outs = codes_plan.outputs(sizes, like=like)
+        codes_plan.launch({"x": x, "stats": ready(sbuf), "data": outs["data"][0], "status": outs["status"][0]}, sizes)
+        carr, status = outs["data"][1], outs["status"][1]
     out = {"data": (carr, "u8", sizes["code_bytes"], (sizes["code_bytes"],))}
     stat_shape = {"tensor": (1,), "row": (rows,), "group": (rows, -(-cols // bs))}.get(mode, (units,))
     if not nested:
         out["scale" if mode else "absmax"] = (sarr, "f32", units, stat_shape)
-        return out, None
+        return out, None, [status]
     # nested: the offset on the host (module docstring), then absmax - offset 8-bit blockwise
+    if dev.download(status, "u32", 2)[0]:
+        return out, None, [status]  # not finite: the caller refuses x
+    absmax = dev.download(sarr, "f32", units)
     offset = float(mean_f32(absmax))
     nsizes = {"n": units, "offset": offset, "units": -(-units // fmt.nested_block), "code_bytes": units}
     n_stats = Plan.make(dev, "quantize_stats", fmt, dtype="f32", nested=True)
     (s2buf, s2arr, _), = n_stats.outputs(nsizes, like=like).values()
     n_stats.launch({"x": ready(sbuf), "stats": s2buf}, nsizes)
     n_codes = Plan.make(dev, "quantize", fmt, dtype="f32", nested=True)
-    (qbuf, qarr, _), = n_codes.outputs(nsizes, like=like).values()
-    n_codes.launch({"x": ready(sbuf), "stats": ready(s2buf), "data": qbuf}, nsizes)
-    out.update(absmax_q=(qarr, "u8", units, (units,)), absmax2=(s2arr, "f32", nsizes["units"], (nsizes["units"],)))
-    return out, offset
+    nouts = n_codes.outputs(nsizes, like=like)
+    n_codes.launch({"x": ready(sbuf), "stats": ready(s2buf), "data": nouts["data"][0], "status": nouts["status"][0]},
+                   nsizes)  # fmt: skip
+    out.update(absmax_q=(nouts["data"][1], "u8", units, (units,)), absmax2=(s2arr, "f32", nsizes["units"], (nsizes["units"],)))
+    return out, offset, [status]

@@ -203,7 +203,8 @@ def _check_repack_planes(v: dict, fmt: Format, rng, backend, device) -> tuple[bo
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
-          "quantize": _check_quantize, "repack_planes": _check_repack_planes}  # fmt: skip
+          "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
+          "repack_planes": _check_repack_planes}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,

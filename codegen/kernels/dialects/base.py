@@ -208,6 +208,20 @@ class Dialect:
         c = "const " if const else ""
         return f"(({self.global_qual}{c}{ctype}*){paren(expr)})"
 
+    def local_ptr_type(self, ctype: str) -> str:
+        """The type of a pointer to ctype in local memory."""
+        return self.local_ptr.format(vtype=ctype)
+
+    def local_as(self, ctype: str, arr: str) -> str:
+        """Local array `arr` seen as a pointer to ctype."""
+        p = self.local_ptr.format(vtype=ctype)
+        return f"(({p}){self.local_addr.format(arr=arr)})"
+
+    def lptr_cast(self, ctype: str, expr: str, const: bool = False) -> str:
+        """expr (a pointer into local memory) as a pointer to ctype in local memory."""
+        c = "const " if const else ""
+        return f"(({self.local_ptr.format(vtype=c + ctype)}){paren(expr)})"
+
     # ---- indices, barriers, memory ----
     def gid(self, dim: int = 0) -> str:
         return self.ids["gid"].format(d=dim, x="xyz"[dim])
@@ -408,8 +422,12 @@ class Dialect:
         maximum; the quantizers refuse non-finite input)."""
         if self.subgroups:
             return f"{var} = {self.subgroup_max(var)};"
+        return "/* no sub-groups: " + self.local_lanes_max(var, scratch, lid, lanes, every_lane)[3:]
+
+    def local_lanes_max(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False) -> str:
+        """lanes_max through local memory on any target, for rows of any power-of-two width."""
         return (
-            f"/* no sub-groups: a tree over the row's {lanes} lanes in local memory */\n"
+            f"/* a tree over the row's {lanes} lanes in local memory */\n"
             f"{scratch}[{lid}] = {var};\n{self.barrier_stmt}\n"
             f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
             f"    if ({lid} % {lanes}u < s) {{\n"

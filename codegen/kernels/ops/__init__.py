@@ -10,7 +10,8 @@ from .spec import MAX_M, OpSpec, Output, Request
 
 OPS: MappingProxyType[str, OpSpec] = MappingProxyType(
     {s.name: s for s in (dequantize.SPEC, gemv.SPEC, int8dot.QUANTIZE_Q8_1, int8dot.GEMV_INT8DOT, embedding.SPEC,
-                         quantize.QUANTIZE_STATS, quantize.QUANTIZE, repack.SPEC)}
+                         quantize.QUANTIZE_STATS, quantize.QUANTIZE, quantize.QUANTIZE_BLOCKWISE,
+                         repack.SPEC)}
 )
 
 

@@ -37,6 +37,8 @@ from ..source import Arg
 from .spec import OpSpec, Output, Request, grid_1d, lanes_of, one_scale_per_block
 
 _F32 = np.float32
+# status[0] = 1: a value was not finite; status[1] = 1: a stored f16 statistic overflowed (zeroed at allocation)
+STATUS = Arg("status", "out", "u32")
 TINY = 1e-38  # bitsandbytes' 4-bit quantizer clamps absmax to this before dividing
 FLOAT_SUB_SCALES = ("e8m0_half", "ue4m3_half")  # sub-block scales that are floats, not integers times d
 
@@ -156,19 +158,51 @@ def _quantize_context(req: Request) -> dict:
     if fmt.inline and not req.nested:
         step, slots = packing(fmt, fmt.block)
         x_bytes = fmt.block * (4 if req.dtype == "f32" else 2)
-        args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), Arg("nblocks", "scalar", "u64")]
+        wg = req.pop_wg(128, 1)
+        assert x_bytes % 16 == 0 and wg * fmt.block_bytes % 4 == 0, fmt.name  # whole vectors in, whole words out
+        args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), STATUS, Arg("nblocks", "scalar", "u64"),
+                Arg("xs", "local", "u32", count=wg * (x_bytes // 4 + 1)),
+                Arg("os", "local", "u32", count=wg * fmt.block_bytes // 4)]  # fmt: skip
         return dict(stage="inline", args=args, step=step, slots=slots, x_bytes=x_bytes, top=(1 << fmt.bits) - 1,
-                    code_bytes=fmt.code_bytes(fmt.block), wg=req.pop_wg(64, 1), **ctx)  # fmt: skip
+                    code_bytes=fmt.code_bytes(fmt.block), wg=wg, **ctx)  # fmt: skip
     per_byte, bits = (fmt.per_byte, fmt.low_bits) if not req.nested else (1, 8)
-    args = [Arg("x", "in", "x"), Arg("stats", "in", "f32"), Arg("codes", "out", "u8", bind="data"), *_scalars(req)]
+    args = [Arg("x", "in", "x"), Arg("stats", "in", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
+            *_scalars(req)]  # fmt: skip
     return dict(stage="codes", args=args, per_byte=per_byte, mask=(1 << bits) - 1,
                 shift_expr=_shift_expr(fmt, req.nested), wg=req.pop_wg(256, 1), **ctx)  # fmt: skip
+
+
+PER_LANE = 8  # elements a work-item of quantize_blockwise takes: one 16-byte load of f16 / bf16 x
+
+
+def blockwise(fmt: Format) -> bool:
+    """Rows whose absmax per block and codes one kernel makes (quantize_blockwise)."""
+    return separate(fmt) and rule(fmt) in ("nearest", "lookup")
+
+
+def _blockwise_context(req: Request) -> dict:
+    """A block's lanes hold PER_LANE elements each: its absmax by a local-memory tree, then the codes."""
+    fmt = req.fmt
+    if req.nested:
+        from ...errors import QKGenValueError
+
+        raise QKGenValueError("nested: quantize_blockwise makes the first level; allowed: False")
+    ctx = _common(req)
+    lanes = req.blocksize // PER_LANE
+    wg = req.pop_wg(max(256, lanes), lanes)
+    lane_bytes = PER_LANE // fmt.per_byte
+    assert req.blocksize % PER_LANE == 0 and lane_bytes % 4 == 0, fmt.name  # whole words a lane
+    args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
+            Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg),
+            Arg("mids", "local", "f32", count=len(ctx["search"].mids))]  # fmt: skip
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=PER_LANE, per_byte=fmt.per_byte,
+                mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 
 def _blocks_context(req: Request, how: str) -> dict:
     """Stage "blocks": a work-item per block, every plane packed by plane_bytes()."""
     fmt = req.fmt
-    args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), Arg("nblocks", "scalar", "u64")]
+    args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), STATUS, Arg("nblocks", "scalar", "u64")]
     ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), wg=req.pop_wg(64, 1),
                sub=fmt.sub_block or fmt.block, nsub=fmt.sub_count, k=kquant_search(fmt) or {})  # fmt: skip
     k = ctx["k"]
@@ -250,6 +284,10 @@ def _stats_grid(ks, sizes: dict):
     return grid_1d(-(-sizes["units"] // per_group) * ks.wg, ks.wg)
 
 
+def _blockwise_grid(ks, sizes: dict):
+    return grid_1d(-(-sizes["n"] // PER_LANE), ks.wg)
+
+
 def _quantize_grid(ks, sizes: dict):
     return grid_1d(sizes["nblocks"] if "nblocks" in sizes else -(-sizes["code_bytes"] // 4), ks.wg)
 
@@ -260,8 +298,9 @@ class _QuantizeSpec(OpSpec):
 
     def variants(self, fmt: Format) -> Iterator[dict]:
         for v in super().variants(fmt):
-            if not (v.get("nested") and v["dtype"] != "f32"):
-                yield v
+            if v.get("nested") and (v["dtype"] != "f32" or self.name == "quantize_blockwise"):
+                continue  # quantize_blockwise makes the first level only
+            yield v
 
 
 QUANTIZE_STATS = _QuantizeSpec(
@@ -275,6 +314,15 @@ QUANTIZE_STATS = _QuantizeSpec(
 QUANTIZE = _QuantizeSpec(
     name="quantize", template="quantize.jinja", doc="values (+ statistics) -> packed codes or whole GGUF blocks",
     context=_quantize_context, grid=_quantize_grid, accepts=accepts,
-    outputs=(Output("data", "u8", lambda s: s["code_bytes"]),),
+    outputs=(Output("data", "u8", lambda s: s["code_bytes"]), Output("status", "u32", lambda s: 2, zero=True)),
+    reference=lambda x, fmt, **kw: ref.quantize(x, fmt, **kw).data,
+)  # fmt: skip
+
+QUANTIZE_BLOCKWISE = _QuantizeSpec(
+    name="quantize_blockwise", template="quantize.jinja",
+    doc="values -> absmax per block and codes in one pass, for rows with separate per-block statistics",
+    context=_blockwise_context, grid=_blockwise_grid, accepts=blockwise,
+    outputs=(Output("absmax", "f32", lambda s: s["units"]), Output("data", "u8", lambda s: s["code_bytes"]),
+             Output("status", "u32", lambda s: 2, zero=True)),
     reference=lambda x, fmt, **kw: ref.quantize(x, fmt, **kw).data,
 )  # fmt: skip

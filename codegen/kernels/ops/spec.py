@@ -64,11 +64,13 @@ class Request:
 @dataclass(frozen=True)
 class Output:
     """An output buffer the runtime allocates: the Arg it binds, its dtype (a dtypes.py name, or
-    "dtype" for the kernel's dtype parameter) and its element count from the launch sizes."""
+    "dtype" for the kernel's dtype parameter) and its element count from the launch sizes. zero:
+    allocated as zero bytes (flags a kernel only ever sets), never poisoned."""
 
     arg: str
     dtype: str
     count: Callable[[dict], int]
+    zero: bool = False
 
 
 @dataclass(frozen=True)

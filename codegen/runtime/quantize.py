@@ -18,6 +18,7 @@ array by array.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,12 @@ def _refuse(x: Any, dtype: str, dev, shape, fmt) -> None:
     raise QKGenValueError("x: holds a non-finite value; allowed: finite values")  # not reached
 
 
+@functools.lru_cache(maxsize=256)
+def _probe(fmt, kw: tuple) -> QTensor:
+    """The reference's result on a small block with these options: their rules applied once per kind of call."""
+    return ref.quantize(np.ones((1, fmt.block if fmt.inline else 64), np.float32), fmt, **dict(kw))
+
+
 def _check(x: Any, fmt, opts: dict) -> tuple[tuple[int, ...], QTensor]:
     """(shape, a probe QTensor holding the resolved blocksize / scale_mode / nested), or the error the
     reference codec gives for these options; nothing has run on a device yet."""
@@ -77,8 +84,11 @@ def _check(x: Any, fmt, opts: dict) -> tuple[tuple[int, ...], QTensor]:
     shape = tuple(int(s) for s in getattr(x, "shape", ()))
     if not shape or 0 in shape:
         raise QKGenValueError(f"x: shape {shape}; allowed: a non-empty array with at least one dimension")
-    kw = {k: v for k, v in opts.items() if k in _OPTS}
-    probe = ref.quantize(np.ones((1, fmt.block if fmt.inline else 64), np.float32), fmt, **kw)  # the option rules
+    kw = tuple(sorted((k, v) for k, v in opts.items() if k in _OPTS))
+    try:
+        probe = _probe(fmt, kw)
+    except TypeError:  # an unhashable option value: the reference names it
+        probe = _probe.__wrapped__(fmt, kw)
     n = int(np.prod(shape))
     if fmt.inline and n % fmt.block:
         raise QKGenValueError(f"x: {n} elements; {fmt.name} needs a multiple of {fmt.block}")

@@ -113,7 +113,7 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     ctx = spec.context(req)
     if req.params:
         raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: ept, wg"
-                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', layout' if op in ('gemv_int8dot', 'quantize_q8_1') else ''}{', lane_group' if op == 'quantize_q8_1' else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ', stage_x' if op == 'gemv_int8dot' else ''}")  # fmt: skip
+                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', layout' if op in ('gemv_int8dot', 'quantize_q8_1') else ''}{', lane_group' if op == 'quantize_q8_1' else ''}{', per_lane' if op == 'quantize_blockwise' else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ', stage_x' if op == 'gemv_int8dot' else ''}")  # fmt: skip
     wg, args = ctx.pop("wg"), tuple(ctx.pop("args"))
     given = dict(extra)
     named = {k: ctx[k] for k in spec.name_params}
@@ -121,7 +121,7 @@ def _render(op: str, fmt: Format, t: Target, dtype: str, blocksize: int | None, 
     name = kernel_name(op, fmt, dtype, bs, nested, scale_mode, named)
     # on/off knobs (stage_x, local_sums, lane_group) are in the header where on
     params = {"dtype": dtype, "blocksize": bs, "nested": nested, "scale_mode": scale_mode,
-              **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "fast_decode", "lanes") if k in ctx},
+              **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "fast_decode", "lanes", "per_lane") if k in ctx},
               **{k: True for k in ("stage_x", "local_sums", "lane_group") if ctx.get(k)}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
     body = ENV.get_template(spec.template).render(

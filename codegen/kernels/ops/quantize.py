@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import QKGenValueError
 from ...formats import Format, locate
 from ...formats.kquant import search as kquant_search
 from ...formats import reference as ref
@@ -125,8 +126,6 @@ def _common(req: Request) -> dict:
     ctx = dict(rule=how, unit=block, search=search(table) if table else None, tiny=TINY,
                int_div=float(max(-fmt.qmin, fmt.qmax)) if how == "absmax_int" else 0.0)  # fmt: skip
     if req.nested and req.dtype != "f32":
-        from ...errors import QKGenValueError
-
         raise QKGenValueError(f"dtype: {req.dtype}; the nested statistics step reads the f32 absmax: allowed: f32")
     return ctx
 
@@ -172,7 +171,7 @@ def _quantize_context(req: Request) -> dict:
                 shift_expr=_shift_expr(fmt, req.nested), wg=req.pop_wg(256, 1), **ctx)  # fmt: skip
 
 
-PER_LANE = 8  # elements a work-item of quantize_blockwise takes: one 16-byte load of f16 / bf16 x
+PER_LANE = 8  # elements a work-item of quantize_blockwise takes by default: one 16-byte load of f16 / bf16 x
 
 
 def blockwise(fmt: Format) -> bool:
@@ -184,18 +183,19 @@ def _blockwise_context(req: Request) -> dict:
     """A block's lanes hold PER_LANE elements each: its absmax by a local-memory tree, then the codes."""
     fmt = req.fmt
     if req.nested:
-        from ...errors import QKGenValueError
-
         raise QKGenValueError("nested: quantize_blockwise makes the first level; allowed: False")
     ctx = _common(req)
-    lanes = req.blocksize // PER_LANE
+    per_lane = req.pop_int("per_lane", PER_LANE, 8, 32)
+    if per_lane & (per_lane - 1) or req.blocksize % per_lane:
+        raise QKGenValueError(f"per_lane: {per_lane}; allowed: 8, 16 or 32, dividing the blocksize {req.blocksize}")
+    lanes = req.blocksize // per_lane
     wg = req.pop_wg(max(256, lanes), lanes)
-    lane_bytes = PER_LANE // fmt.per_byte
-    assert req.blocksize % PER_LANE == 0 and lane_bytes % 4 == 0, fmt.name  # whole words a lane
+    lane_bytes = per_lane // fmt.per_byte
+    assert lane_bytes % 4 == 0, fmt.name  # whole words a lane
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
             Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg),
             Arg("mids", "local", "f32", count=len(ctx["search"].mids))]  # fmt: skip
-    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=PER_LANE, per_byte=fmt.per_byte,
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 
@@ -285,7 +285,7 @@ def _stats_grid(ks, sizes: dict):
 
 
 def _blockwise_grid(ks, sizes: dict):
-    return grid_1d(-(-sizes["n"] // PER_LANE), ks.wg)
+    return grid_1d(-(-sizes["n"] // ks.param("per_lane")), ks.wg)
 
 
 def _quantize_grid(ks, sizes: dict):

@@ -259,3 +259,33 @@ def test_q6_k_seeded_block(backend, poisoned):
     x.flat[rng.integers(0, x.size, 5)] *= 8
     block = x[5, 5 * 256 : 6 * 256].reshape(1, 256)
     run(block, F.get("q6_k"), backend)
+
+
+@pytest.mark.parametrize("name,opts", [("q4_0", {}), ("q5_1", {}), ("q8_0", {}), ("mxfp4", {}), ("q4_k", {}),
+                                       ("nf4", {}), ("fp4", {"blocksize": 32}), ("blockwise8", {}),
+                                       ("int4", {"scale_mode": "row"}), ("int8", {"scale_mode": "group"})])
+def test_warm_device_calls_equal_the_reference(name, opts, rng, poisoned):
+    """Device arrays in: the bound path (its first call, then the lean one) gives the reference's
+    bytes, refuses a non-finite value on a warm call and reports an f16 overflow."""
+    cla = pytest.importorskip("pyopencl.array")
+    if not get("opencl").is_available():
+        pytest.skip("no OpenCL")
+    from qkgen.runtime.api import _open
+
+    dev = _open("opencl", None)
+    fmt = F.get(name)
+    x = random_x(rng, (3, 4 * 256))
+    for dtype in ("f32", "f16"):
+        xh = host(x, dtype).astype(np.float16) if dtype == "f16" else x
+        for _ in range(2):
+            got = quantize_device(cla.to_device(dev.queue, xh), fmt, backend="opencl", **opts)
+            assert isinstance(got.data, cla.Array)
+            assert_same(got, reference.quantize(reference.host_f32(xh, dtype), fmt, **opts))
+    bad = x.copy()
+    bad[1, 77] = -np.inf
+    with pytest.raises(qkgen.QKGenValueError, match=r"x: -inf at index \(1, 77\) is not finite"):
+        quantize_device(cla.to_device(dev.queue, bad), fmt, backend="opencl", **opts)
+    if fmt.inline and fmt.has_field("d") and fmt.member("d").ctype == "f16":
+        big = x * np.float32(1e6)  # d above 65504
+        with pytest.raises(qkgen.QKGenValueError, match=rf"overflows {name}'s storage"):
+            quantize_device(cla.to_device(dev.queue, big), fmt, backend="opencl", **opts)

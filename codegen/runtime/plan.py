@@ -7,6 +7,7 @@ API, `qkgen check` and the bench all launch through plans.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,11 @@ class Plan:
         return self.dev.launch(self.kernel, self.bind(values, sizes), g, l)
 
 
+def _zeros(zeros, count: int, dtype: str, like: Any, poison: bool) -> tuple[Any, Any]:
+    """An allocator's call for a zeroed output (flags): never poisoned."""
+    return zeros(count, dtype, like=like)
+
+
 class _Ready:
     """A device buffer an earlier launch wrote: bound as it is, without conversion."""
 
@@ -91,11 +97,14 @@ class Bound:
     steps: (plan, sizes) in launch order; an output of one step is an input of later ones by
     name. static: the weight's arrays (numpy ones are uploaded at every call, so a later change to
     them is never missed). sample: the first call's input arrays by name. like: the array that
-    picks the output type (None: host outputs, downloaded). result, shape: the output returned.
+    picks the output type (None: host outputs, downloaded). result, shape: the output returned (a
+    tuple of names: those outputs by name, native outputs only). Outputs the op allocates zeroed
+    (flags) are zeroed at every call.
     A static array may be ready(buf): a device buffer bound as it is (the weight's planes).
     """
 
-    def __init__(self, steps: list, static: dict, sample: dict, like: Any, result: str, shape: tuple):
+    def __init__(self, steps: list, static: dict, sample: dict, like: Any, result: str | tuple, shape: tuple | None):
+        assert isinstance(result, str) or like is not None, "several results: native outputs only"
         self.dev = dev = steps[0][0].dev
         self.result, self.shape, self.native = result, shape, like is not None
         self.convert: dict[str, Any] = {}  # per-call inputs by name -> converter
@@ -110,10 +119,12 @@ class Bound:
                 v = None
                 if a.kind == "out":
                     o = next(o for o in plan.spec.outputs if o.arg == a.bind)
-                    assert not o.zero, "bound calls allocate no zeroed outputs"
                     dt = plan.dtype if o.dtype == "dtype" else o.dtype
                     count = o.count(sizes)
-                    alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)
+                    if o.zero:
+                        alloc = functools.partial(_zeros, dev.zeros, count, dt)
+                    else:
+                        alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)
                     outs.append((a.bind, count, dt, alloc))
                     dynamic.append((i, a.bind))
                 elif a.kind == "in" and a.bind not in made:
@@ -158,6 +169,7 @@ class Bound:
             allocs = {name: alloc for name, _, _, alloc in outs}
             steps.append((run, tuple((n, self.convert.get(n), allocs.get(n)) for n in names)))
         result = self.result
+        several = not isinstance(result, str)
 
         def call(inputs: dict, like: Any) -> Any:
             poison, bufs, arrays = POISON_OUTPUTS, {}, {}
@@ -170,7 +182,7 @@ class Bound:
                         bufs[name] = convert(inputs[name])
                     vals.append(bufs[name])
                 run(vals)
-            return arrays[result]
+            return {r: arrays[r] for r in result} if several else arrays[result]
 
         return call
 
@@ -192,6 +204,8 @@ class Bound:
                     full[i] = v
                 run = step[-1] = self.dev.launcher(kernel, full, dynamic, g, l)
             run(vals)
+        if not isinstance(self.result, str):
+            return {r: arrays[r] for r in self.result}
         out = arrays[self.result]
         if self.native:
             return out

@@ -72,9 +72,9 @@ class Plan:
         return self.dev.launch(self.kernel, self.bind(values, sizes), g, l)
 
 
-def _zeros(zeros, count: int, dtype: str, like: Any, poison: bool) -> tuple[Any, Any]:
-    """An allocator's call for a zeroed output (flags): never poisoned."""
-    return zeros(count, dtype, like=like)
+def _same(made: tuple[Any, Any], like: Any, poison: bool) -> tuple[Any, Any]:
+    """An allocator's call for a zeroed output (flags): the one buffer made with the Bound, never poisoned."""
+    return made
 
 
 class _Ready:
@@ -98,8 +98,9 @@ class Bound:
     name. static: the weight's arrays (numpy ones are uploaded at every call, so a later change to
     them is never missed). sample: the first call's input arrays by name. like: the array that
     picks the output type (None: host outputs, downloaded). result, shape: the output returned (a
-    tuple of names: those outputs by name, native outputs only). Outputs the op allocates zeroed
-    (flags) are zeroed at every call.
+    tuple of names: those outputs by name, native outputs only). An output the op allocates zeroed
+    (flags that kernels only ever set) is allocated once, here, and reused: a caller that finds a
+    flag set drops this Bound rather than calling it again.
     A static array may be ready(buf): a device buffer bound as it is (the weight's planes).
     """
 
@@ -122,7 +123,7 @@ class Bound:
                     dt = plan.dtype if o.dtype == "dtype" else o.dtype
                     count = o.count(sizes)
                     if o.zero:
-                        alloc = functools.partial(_zeros, dev.zeros, count, dt)
+                        alloc = functools.partial(_same, dev.zeros(count, dt, like=like))
                     else:
                         alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)
                     outs.append((a.bind, count, dt, alloc))

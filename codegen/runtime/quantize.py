@@ -19,6 +19,7 @@ array by array.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 import numpy as np
@@ -185,7 +186,8 @@ def _bound_call(dev, x, fmt, probe: QTensor, shape, dtype: str) -> QTensor:
     call (plan.py): the same kernels and flags as the general path, less of its per-call work. The
     QTensor's arrays are the kernels' own outputs at the sizes the plans were made for, so it is
     not validated again."""
-    key = (id(dev), fmt.name, probe.blocksize, probe.scale_mode, dtype, shape, type(x))
+    # per thread: the flags buffer is the Bound's own (plan.py), read after each call's launches
+    key = (id(dev), fmt.name, probe.blocksize, probe.scale_mode, dtype, shape, type(x), threading.get_ident())
     hit = _BOUND.get(key)
     if hit is None or hit[0] is not dev:
         sizes, shapes = _sizes(fmt, probe, shape)
@@ -205,6 +207,8 @@ def _bound_call(dev, x, fmt, probe: QTensor, shape, dtype: str) -> QTensor:
     _, bound, shapes, out = hit
     arrays = bound({"x": x}, x)
     flags = dev.download(arrays["status"], "u32", 2)  # the call's one synchronization
+    if flags.any():  # the flags stay set in the Bound's buffer: a later call makes a new one
+        _BOUND.pop(key, None)
     if flags[0]:  # a value is not finite: the reference codec names the first
         _refuse(x, dtype, dev, shape, fmt)
     got = {k: arrays[out.get(k, k)].reshape(s) for k, s in shapes.items()}

@@ -25,6 +25,7 @@ rule with the row's nested table and block. Two-level sign codes (int1: a mean s
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ TINY = 1e-38  # bitsandbytes' 4-bit quantizer clamps absmax to this before divid
 FLOAT_SUB_SCALES = ("e8m0_half", "ue4m3_half")  # sub-block scales that are floats, not integers times d
 
 
+@functools.lru_cache(maxsize=None)
 def rule(fmt: Format) -> str | None:
     """The quantization rule of a row (module docstring), or None where the device has none."""
     if fmt.code == "table" and fmt.scale == "absmax" and not fmt.inline:

@@ -87,6 +87,16 @@ class Search:
     pad: int  # the code of 0.0 (a padding slot of the last byte)
 
     @property
+    def grid_thresholds(self) -> tuple[int, ...]:
+        """For the lookup rule: per midpoint k, the first grid step i (0..65535; 65536: none) whose
+        grid point f32(f32(2i) / 65535) - 1 lies above it, so that the search of a grid point is the
+        count of thresholds at or below i, in integers (the point itself never computed)."""
+        i = np.arange(65536, dtype=np.float32)
+        g = (np.float32(2) * i) / np.float32(65535) - np.float32(1)  # float32 throughout, as the kernel rounds
+        assert np.all(np.diff(g) >= 0)
+        return tuple(int(t) for t in np.searchsorted(g, np.asarray(self.mids, np.float32), side="right"))
+
+    @property
     def order_bits(self) -> int:
         """order packed 4 bits an entry, entry 0 lowest (tables of up to 16 entries)."""
         assert self.order is not None and len(self.order) <= 16
@@ -203,7 +213,7 @@ def _blockwise_context(req: Request) -> dict:
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
             Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg),
-            Arg("mids", "local", "f32", count=len(ctx["search"].mids))]  # fmt: skip
+            Arg("keys", "local", "f32" if ctx["rule"] == "nearest" else "u32", count=len(ctx["search"].mids))]  # fmt: skip
     return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 

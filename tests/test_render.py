@@ -28,6 +28,7 @@ GOLDEN_CASES = [
     ("dequantize", "q4_k", "opencl", dict(dtype="f32")),  # sub-block scale and min (k4), units of 64
     ("dequantize", "q6_k", "cuda", dict(dtype="bf16")),  # int8 sub-block scales, a split 2-bit high plane
     ("embedding", "nvfp4", "sycl", dict(dtype="f16")),  # UE4M3 sub-block scales, an E2M1 table
+    ("exact_sum", None, "cuda", dict()),  # integer bins of an exact sum: 64-bit slots, no format row
 ]
 
 

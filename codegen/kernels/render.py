@@ -86,7 +86,7 @@ def kernel_name(op: str, fmt: Format | None, dtype: str, blocksize: int, nested:
                 named: dict) -> str:  # fmt: skip
     """op_format[_variant parts]_dtype[_param value...]: every specialization that changes the source
     except the target (the header names that). An op that reads no format row: op_dtype[...]."""
-    row = [fmt.name, *family_of(fmt).name_parts(fmt, blocksize, nested, scale_mode)] if fmt is not None else []
+    row = [] if fmt is None else [fmt.name, *family_of(fmt).name_parts(fmt, blocksize, nested, scale_mode)]
     parts = [op, *row, dtype]
     # a word-valued parameter (layout="planes") is named by its value alone
     parts += [v if isinstance(v, str) else f"{k}{int(v) if isinstance(v, bool) else v}" for k, v in named.items()]

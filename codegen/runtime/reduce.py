@@ -42,6 +42,7 @@ def device_exact_mean(dev, x: Any, n: int, groups: int = GROUPS) -> np.float32:
     slots = device_exact_slots(dev, x, n, groups)
     # Python ints: a group's slot is below 2^63, their sum over groups may not be
     totals = [sum(int(v) for v in slots[:, k]) for k in range(SLOTS)]
-    if totals[EXACT_BINS]:
-        raise QKGenValueError(f"x: {totals[EXACT_BINS]} of its {n} values are not finite; allowed: finite values")
+    bad = totals[EXACT_BINS]
+    if bad:
+        raise QKGenValueError(f"x: {bad} of its {n} values are not finite; allowed: finite values")
     return mean_from_bins(totals[:EXACT_BINS], n)

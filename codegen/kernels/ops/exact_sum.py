@@ -32,7 +32,8 @@ SLOTS = EXACT_BINS + 1  # a group's 16 bins, then its count of non-finite values
 MAX_N = (1 << 31) - 1  # values one launch takes: uint offsets, i + wg never wraps
 MAX_PER_GROUP = (1 << 24) - 1  # values a group takes: its bins stay below 2^63
 GROUPS = 64  # work-groups by default: the host downloads GROUPS * SLOTS int64 (8.5 KiB)
-MAX_WG = 1 << ((LOCAL_BYTES // (SLOTS * 8)).bit_length() - 1)  # every work-item's slots in static local memory
+# the widest power-of-two work-group whose slots (SLOTS int64 a work-item) fit static local memory
+MAX_WG = 1 << ((LOCAL_BYTES // (SLOTS * 8)).bit_length() - 1)
 
 
 def launch_sizes(n: int, wg: int, groups: int = GROUPS) -> dict:

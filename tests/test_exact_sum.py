@@ -242,6 +242,12 @@ def test_other_work_group_sizes(dev, wg, rng, poisoned):
     plan.launch({"x": x, "bins": buf}, sizes)
     got = dev.download(arr, "i64", sizes["groups"] * SLOTS).reshape(-1, SLOTS)
     np.testing.assert_array_equal(got, group_slots(x, sizes["per_group"]))
+    more = {**sizes, "groups": sizes["groups"] + 2}  # groups past the end write zeros, read nothing
+    ((buf, arr, _),) = plan.outputs(more).values()
+    plan.launch({"x": x, "bins": buf}, more)
+    got = dev.download(arr, "i64", more["groups"] * SLOTS).reshape(-1, SLOTS)
+    np.testing.assert_array_equal(got[: sizes["groups"]], group_slots(x, sizes["per_group"]))
+    assert not got[sizes["groups"] :].any()
 
 
 def test_the_largest_terms_a_group_adds(dev, poisoned):

@@ -32,7 +32,8 @@ void exact_sum_f32(
     /* the group's values, neighbouring work-items reading neighbouring values; the host keeps
        n below 2^31, so i + 128 never wraps */
     const uint start = group * per_group;
-    const uint end = n - start < per_group ? n : start + per_group;
+    const uint left = start < n ? n - start : 0u;  /* a group past the end sums nothing */
+    const uint end = start + (left < per_group ? left : per_group);
     for (uint i = start + lid; i < end; i += 128u) {
         const uint u = __float_as_uint(x[i]);
         const uint e = (u >> 23) & 255u;  /* the exponent field */

@@ -38,6 +38,9 @@ _ROWS = (
     DType("u32", "uint", 4, "uint32", ("uint32",), ("uint32",)),
     # element counts and offsets that may pass 2^32 (a dialect spells the argument type it allows)
     DType("u64", "size_t", 8, "uint64", ("uint64",), ("uint64",)),
+    # exact integer sums (the exact_sum kernel's bins): OpenCL C's 64-bit `long`, which a dialect
+    # spells otherwise where `long` may be 32 bits (Dialect.type_names)
+    DType("i64", "long", 8, "int64", ("int64",), ("int64",)),
 )
 DTYPE_TABLE = MappingProxyType({d.name: d for d in _ROWS})
 _LOOKUP = MappingProxyType({k: d for d in _ROWS for k in (d.name, *d.aliases)})

@@ -43,7 +43,8 @@ def variants(op: str) -> list[dict]:
     for v in catalog.variants(op):
         fmt = F.get(v["format"])
         sizes = [v.get("blocksize")]
-        if len(fmt.blocksizes) > 1 and (fmt.family != "int" or v.get("scale_mode") == "group"):
+        row_free = OPS[op].format_free  # an op that reads no row takes no block size
+        if len(fmt.blocksizes) > 1 and not row_free and (fmt.family != "int" or v.get("scale_mode") == "group"):
             sizes.append(fmt.blocksizes[0])
         for bs in sizes:
             kw = {**v, "blocksize": bs}

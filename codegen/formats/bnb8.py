@@ -140,12 +140,21 @@ def absmax_of(qt: QTensor) -> np.ndarray:
 def nest_absmax(absmax: Any, fmt: Format, offset: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Nested statistics (absmax_q u8, absmax2 f32, offset) of a nestable row.
 
-    offset defaults to mean_f32(absmax); pass bitsandbytes' own offset to reproduce its bytes
-    exactly (its torch float32 mean sums in a CPU-dependent order). absmax - offset is then
-    quantized 8-bit blockwise with the nested table and block, by the 8-bit rule above.
+    offset defaults to exact_mean_f32(absmax): the float32 nearest to the exact mean, which no
+    summation order changes, so a device computing it from its own exact integer sums (the
+    exact_sum kernel) gives the same offset on every backend. Pass bitsandbytes' own offset to
+    reproduce its bytes exactly (its torch float32 mean sums in a CPU-dependent order and may
+    differ by an ulp or two). Non-finite absmax (input quantized with allow_nonfinite) has no exact
+    mean: the offset is then IEEE arithmetic's, NaN or inf. absmax - offset is then quantized 8-bit
+    blockwise with the nested table and block, by the 8-bit rule above.
     """
     absmax = np.asarray(absmax, dtype=_F32).reshape(-1)
-    off = codec.mean_f32(absmax) if offset is None else _F32(offset)
+    if offset is not None:
+        off = _F32(offset)
+    elif np.isfinite(absmax).all():
+        off = codec.exact_mean_f32(absmax, "absmax")
+    else:
+        off = codec.mean_f32(absmax)  # NaN or inf
     codes, absmax2 = codes_8bit(absmax - off, fmt.nested_table, fmt.nested_block)
     return codes.astype(np.uint8), absmax2.astype(_F32), float(off)
 

@@ -39,6 +39,88 @@ def mean_f32(a: np.ndarray, axis: int | None = None, count: Any = None) -> np.nd
     return (total / np.asarray(count, dtype=np.float64)).astype(_F32)
 
 
+# ---- the exact mean: float32 values as integers, so no summation order can change it ----
+
+EXACT_BINS = 16  # bin k holds the values whose exponent s has s >> 4 == k (16 exponents a bin)
+_CHUNK = 1 << 28  # values per np.bincount pass: |sum of significands| < 2^28 * 2^24, exact in float64
+
+
+def f32_bins(a: Any) -> tuple[tuple[int, ...], int]:
+    """(bins, non-finite count) of float32 values, as the exact_sum kernel makes them.
+
+    A finite float32 is m * 2^s units of 2^-149 exactly: m its 24-bit significand (with the
+    implicit bit where the exponent field E > 0), s = max(E, 1) - 1 in 0..253. Bin k is the sum of
+    +-(m << (s & 15)) over the values with s >> 4 == k, a Python int, so that sum_k bins[k] << 16k
+    is their exact sum in units of 2^-149. Non-finite values (E = 255) are left out and counted.
+    """
+    u = np.ascontiguousarray(a, dtype=_F32).reshape(-1).view(np.uint32)
+    total = [0] * 254  # the signed significand sum of each exponent s
+    nonfinite = 0
+    for at in range(0, u.size, _CHUNK):
+        c = u[at : at + _CHUNK]
+        e = (c >> 23) & 0xFF
+        finite = e != 0xFF
+        nonfinite += int(c.size - np.count_nonzero(finite))
+        m = (c & 0x7FFFFF) | ((e > 0).astype(np.uint32) << 23)  # the implicit bit of normal values
+        signed = np.where(c >> 31, -m.astype(np.float64), m.astype(np.float64))  # integers below 2^24
+        s = np.maximum(e, 1) - 1
+        # float64 sums of integers stay exact while below 2^53 (at most _CHUNK terms of 2^24)
+        per_s = np.bincount(s[finite], weights=signed[finite], minlength=254)
+        total = [t + int(w) for t, w in zip(total, per_s)]
+    bins = [0] * EXACT_BINS
+    for s, t in enumerate(total):
+        bins[s >> 4] += t << (s & 15)
+    return tuple(bins), nonfinite
+
+
+def mean_from_bins(bins: Any, count: int) -> np.float32:
+    """The float32 nearest (ties to even) to the mean of `count` values whose bins (f32_bins, or
+    the exact_sum kernel's, summed over its work-groups) are `bins`: sum_k bins[k] << 16k units of
+    2^-149, divided by count. Beyond the largest float32 it is inf (a mean of finite float32 values
+    never is)."""
+    if len(bins) != EXACT_BINS:
+        raise QKGenValueError(f"bins: {len(bins)} values; allowed: {EXACT_BINS} integers")
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise QKGenValueError(f"count: {count!r}; allowed: an int >= 1 (the mean of no values is undefined)")
+    total = sum(int(b) << (16 * k) for k, b in enumerate(bins))
+    return nearest_f32(total, int(count))
+
+
+def nearest_f32(num: int, den: int) -> np.float32:
+    """The float32 nearest to num / den * 2^-149 (den > 0), ties to even, by integer arithmetic:
+    one rounding, never through float64 (which would round twice)."""
+    a = abs(num)
+    if a == 0:
+        return _F32(0)  # an exact zero: +0
+    # the least e >= 0 with floor(a / (den << e)) < 2^24: then the quotient q is the 24-bit
+    # significand of a normal result (q >= 2^23 whenever e > 0), or at e = 0 a subnormal's
+    e = max(0, a.bit_length() - den.bit_length() - 24)  # where > 0, a / (den << e) > 2^23 already
+    while a >> e >= den << 24:
+        e += 1
+    q, r = divmod(a, den << e)
+    if 2 * r > den << e or (2 * r == den << e and q & 1):
+        q += 1
+    # float32 bits of q * 2^(e - 149): exponent field e + 1 over the significand q - 2^23, which is
+    # (e << 23) + q; a carry to q = 2^24 moves into the exponent, a subnormal's (e = 0) into E = 1
+    bits = min((e << 23) + q, 0x7F800000)  # past the largest float32: inf
+    return np.array(bits | (0x80000000 if num < 0 else 0), dtype=np.uint32).view(_F32)[()]
+
+
+def exact_mean_f32(a: Any, name: str = "a") -> np.float32:
+    """The float32 nearest (ties to even) to the exact arithmetic mean of finite float32 values,
+    independent of summation order: exact integer sums (f32_bins), one correct rounding
+    (mean_from_bins). The exact_sum kernel gives the same bins on any device. An exact zero mean is
+    +0. Empty input and non-finite values are refused (QKGenValueError naming `name`)."""
+    x = np.asarray(a, dtype=_F32).reshape(-1)
+    if x.size == 0:
+        raise QKGenValueError(f"{name}: no values; allowed: at least one (the mean of none is undefined)")
+    bins, nonfinite = f32_bins(x)
+    if nonfinite:
+        at = int(np.flatnonzero(~np.isfinite(x))[0])
+        raise QKGenValueError(f"{name}: {x[at]} at index {at} is not finite; allowed: finite values")
+    return mean_from_bins(bins, x.size)
+
+
 def fma_f32(a: float, b: np.ndarray, c: float) -> np.ndarray:
     """f32(a*b + c) with one rounding: a, b, c are float32 values whose exact result fits float64."""
     return (np.float64(a) * b.astype(np.float64) + np.float64(c)).astype(_F32)

@@ -9,8 +9,10 @@ Dequantization is what a kernel must compute, in float32, operation by operation
 where s is absmax[block] (bitsandbytes), d read as f16 (GGUF) or scale[tensor|row|group] (plain
 ints). Nested bitsandbytes statistics are absmax[b] = f32(f32(code2[absmax_q[b]] * absmax2[b // 256])
 + offset). Quantization follows each family's rule, stated in its module (bnb4, bnb8, gguf,
-plain_int). The mean of nested statistics (and of int1 scales) is summed in float64 and rounded
-once to float32 (mean_f32): equal to bitsandbytes' float32 torch mean whenever that sum is exact.
+plain_int). The offset of nested statistics is the float32 nearest to the exact mean of the block
+absmax (codec.exact_mean_f32: integer sums, one rounding; no summation order changes it, so a device
+gets it bit for bit); the mean of int1 scales is summed in float64 and rounded once to float32
+(mean_f32). Both equal bitsandbytes' float32 torch mean whenever that sum is exact.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..errors import QKGenValueError
 from .bnb8 import absmax_of as bnb_absmax
 from .bnb8 import nest_absmax as _nest_absmax
 from . import codec
-from .codec import bf16_to_f32, host_array, mean_f32, round_to
+from .codec import bf16_to_f32, exact_mean_f32, host_array, mean_f32, round_to
 from .family import family_of
 from . import layout as _layout
 from .qtensor import QTensor, validate
@@ -149,4 +151,5 @@ def nest_absmax(absmax: Any, fmt: Any, offset: float | None = None) -> tuple[np.
 __all__ = [
     "quantize", "dequantize", "round_to", "bf16_to_f32", "host_f32", "unpack_codes", "pack_codes",
     "code_values", "to_planes", "from_planes", "bnb_absmax", "nest_absmax", "mean_f32",
+    "exact_mean_f32",
 ]  # fmt: skip

@@ -24,6 +24,11 @@ def variants(op: str | None = "dequantize", formats: list[str] | None = None,
     name under "format" and the op under "op"."""
     for name in [op] if op else list(OPS):
         spec = get_op(name)
+        if spec.format_free:  # one set of kernels whatever the row: listed once, under the first row
+            if not formats:  # (entries are keyed by row); a listing for named formats leaves them out
+                yield from ({"op": name, "format": rows()[0].name, **v} for v in spec.variants(None)
+                            if dtypes is None or v["dtype"] in dtypes)  # fmt: skip
+            continue
         for fmt in rows():
             if (formats and fmt.name not in formats) or not spec.accepts(fmt):
                 continue

@@ -16,6 +16,7 @@ from ..errors import QKGenError
 from ..formats import Format, family_of, get
 from ..formats import reference
 from ..formats.reference import host_f32
+from ..kernels.ops import get_op
 from ..kernels.render import render
 from ..runtime import api, plan
 from .catalog import variants
@@ -200,11 +201,29 @@ def _check_repack_planes(v: dict, fmt: Format, rng, backend, device) -> tuple[bo
     return planes is not None and bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
 
 
+def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
+    """The work-groups' slots of an odd count of values (negatives, subnormals, exponents over most
+    of the float32 range) equal the reference's, and the mean equals codec.exact_mean_f32, bit for
+    bit; the max abs err column counts differing slots."""
+    from ..formats.codec import exact_mean_f32
+    from ..kernels.ops.exact_sum import group_slots, launch_sizes
+    from ..runtime.reduce import device_exact_mean, device_exact_slots
+
+    n = 100003
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-140, 100, n))).astype(np.float32)
+    dev = api._open(backend, device)
+    got = device_exact_slots(dev, x, n)
+    want = group_slots(x, launch_sizes(n, render("exact_sum", None, dev.target).wg)["per_group"])
+    bad = int(np.count_nonzero(got != want)) if got.shape == want.shape else max(got.size, want.size)
+    same_mean = device_exact_mean(dev, x, n).tobytes() == exact_mean_f32(x).tobytes()
+    return bad == 0 and same_mean, float(bad)
+
+
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
-          "repack_planes": _check_repack_planes}  # fmt: skip
+          "repack_planes": _check_repack_planes, "exact_sum": _check_exact_sum}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,
@@ -217,13 +236,14 @@ def run(backend: str | None = None, device: int | str | None = None, formats: li
     try:
         for v in bar:
             fmt = get(v["format"])
+            row = "-" if get_op(v["op"]).format_free else fmt.name  # an op that reads no row: none named
             label = variant_label(v)
             bar.set_postfix_str(f"{v['format']} {v['dtype']} {label}") if hasattr(bar, "set_postfix_str") else None
             try:
                 ok, err = CHECKS[v["op"]](v, fmt, rng, backend, device)
-                results.append(Result(v["op"], fmt.name, label, v["dtype"], err, "PASS" if ok else "FAIL"))
+                results.append(Result(v["op"], row, label, v["dtype"], err, "PASS" if ok else "FAIL"))
             except QKGenError as e:
-                results.append(Result(v["op"], fmt.name, label, v["dtype"], float("nan"), "ERROR",
+                results.append(Result(v["op"], row, label, v["dtype"], float("nan"), "ERROR",
                                       str(e).splitlines()[0]))  # fmt: skip
     finally:
         plan.POISON_OUTPUTS = before

@@ -123,10 +123,12 @@ def cmd_dump(args) -> int:
                 written += _write_if_changed(out / t.name / ks.filename, ks.source)
         print(f"{total} kernels in {out}/ ({written} written, {total - written} unchanged)")
         return 0
-    if not (args.op and args.format):
+    free = args.op in OPS and OPS[args.op].format_free  # an op that reads no row: FORMAT may be left out
+    if not (args.op and (args.format or free)):
         raise QKGenError("dump: give OP FORMAT (e.g. `qkgen dump dequantize nf4 --target cuda-sm90`) or --all")
-    fmt = get(args.format)
-    kw = {**family_of(fmt).default_variant(fmt), **{k: v for k, v in (("scale_mode", args.scale_mode),) if v}}
+    fmt = get(args.format) if args.format else None
+    row = family_of(fmt).default_variant(fmt) if fmt is not None and not free else {}
+    kw = {**row, **{k: v for k, v in (("scale_mode", args.scale_mode),) if v}}
     names = ("mmax", "wg", "ept", "cpi", "rpw", "slices", "layout")
     params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.no_fast_decode:

@@ -186,10 +186,11 @@ class Dialect:
 
     def local_decl(self, a) -> str:
         """The declaration of local Arg a (kind "local") in the kernel body."""
+        ctype = self.ctype(a.ctype)
         if a.align:
-            return self.aligned_local.format(qual=self.local_qual, ctype=a.ctype, name=a.name, count=a.count,
+            return self.aligned_local.format(qual=self.local_qual, ctype=ctype, name=a.name, count=a.count,
                                              align=a.align)
-        return f"{self.local_qual} {a.ctype} {a.name}[{a.count}];"
+        return f"{self.local_qual} {ctype} {a.name}[{a.count}];"
 
     def local_view(self, name: str, vtype: str, arr: str) -> str:
         """A declaration of pointer `name` that sees local array `arr` (aligned to vtype: Arg.align)
@@ -197,12 +198,20 @@ class Dialect:
         p = self.local_ptr.format(vtype=vtype)
         return f"{p} {name} = ({p}){self.local_addr.format(arr=arr)};"
 
+    # C types of the template subset this language spells otherwise: OpenCL C's `long` is 64 bits
+    # everywhere, C++'s only on LP64 hosts (`long long` is 64 bits on Windows too)
+    type_names: ClassVar[dict[str, str]] = {}
+
+    def ctype(self, name: str) -> str:
+        """This language's spelling of subset type `name` ("long": a signed 64-bit integer)."""
+        return self.type_names.get(name, name)
+
     def ptr(self, ctype: str, name: str, const: bool = False) -> str:
         c = "const " if const else ""
-        return f"{self.global_qual}{c}{ctype}* {self.restrict}{name}".replace("  ", " ")
+        return f"{self.global_qual}{c}{self.ctype(ctype)}* {self.restrict}{name}".replace("  ", " ")
 
     def scalar(self, ctype: str, name: str) -> str:
-        return f"const {ctype} {name}"
+        return f"const {self.ctype(ctype)} {name}"
 
     def gptr_cast(self, ctype: str, expr: str, const: bool = True) -> str:
         c = "const " if const else ""

@@ -39,6 +39,7 @@ class SYCLDialect(Dialect):
                                      "gid_wide": "qk_item.get_global_id({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
     as_float: ClassVar[str] = "sycl::bit_cast<float>"
+    type_names: ClassVar[dict[str, str]] = {"long": "long long"}
 
     def helpers(self) -> dict[str, str]:
         return {**super().helpers(), **_HELPERS}
@@ -67,7 +68,7 @@ class SYCLDialect(Dialect):
     local_addr: ClassVar[str] = "&{arr}[0]"
 
     def local_param(self, ctype: str, name: str) -> str:
-        return f"syclexp::work_group_memory<{ctype}[]> {name}"
+        return f"syclexp::work_group_memory<{self.ctype(ctype)}[]> {name}"
 
     def kernel_entry(self, args: tuple = (), dims: int = 1) -> str:
         return f"const auto qk_item = sycl::ext::oneapi::this_work_item::get_nd_item<{dims}>();"

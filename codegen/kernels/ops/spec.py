@@ -88,11 +88,16 @@ class OpSpec:
     dims: int = 1
     reference: Callable[..., Any] | None = None  # numpy oracle: (qt or x, ...) -> expected output
     notes: dict = field(default_factory=dict)
+    # The op reads no format row (exact_sum): render() takes format None or any row and ignores
+    # it; the kernel name and header name no format; the catalog lists its kernels once.
+    format_free: bool = False
 
     def formats(self) -> tuple[str, ...]:
         return tuple(f.name for f in rows() if self.accepts(f))
 
     def check_format(self, fmt: Format) -> None:
+        if self.format_free:
+            return
         if not self.accepts(fmt):
             raise QKGenValueError(f"format: {self.name} does not take {fmt.name}; allowed: {', '.join(self.formats())}")
 
@@ -105,7 +110,7 @@ class OpSpec:
 
     @property
     def takes_variants(self) -> bool:
-        return self.notes.get("variants", True)
+        return self.notes.get("variants", True) and not self.format_free
 
 
 def one_scale_per_block(fmt: Format) -> bool:

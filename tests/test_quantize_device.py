@@ -76,7 +76,7 @@ def test_every_kernel_equals_the_reference(backend, kw, rng, poisoned):
 @pytest.mark.parametrize("name", ["nf4", "fp4"])
 @pytest.mark.parametrize("blocksize", [32, 64, 4096])
 def test_nested_statistics_and_their_offset(backend, name, blocksize, rng, poisoned):
-    """absmax_q, absmax2 and the offset (reference.mean_f32 of the device absmax, on the host)."""
+    """absmax_q, absmax2 and the offset (the exact mean of the device absmax: exact_sum, runtime/reduce.py)."""
     run(random_x(rng, (3, 12352 if blocksize < 4096 else 70001 // 7 * 7)), F.get(name), backend, nested=True,
         blocksize=blocksize)  # fmt: skip
 

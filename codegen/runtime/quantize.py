@@ -8,12 +8,12 @@ non-finite value (the host then names it, through the reference codec's own erro
 an f16 statistic stored as inf (the reference's overflow check then runs on the result). Reading
 the flags is the call's one synchronization.
 
-Nested bitsandbytes statistics add a host step and two more launches: the block absmax (nblocks
-f32) is downloaded, the offset is reference.mean_f32 of it (summed in float64, rounded once to f32:
-the reference codec's own function on bit-equal absmax, so the offset equals the reference's
-exactly; bitsandbytes' float32 torch mean can differ from both by 1-2 ulp), then absmax - offset is
-quantized 8-bit blockwise on the device. The result equals `qkgen.quantize(x_host, format, **opts)`
-array by array.
+Nested bitsandbytes statistics add three launches: exact_sum adds the block absmax as integers
+(runtime/reduce.py: a few KB come back, not the absmax), the offset is their exact mean rounded
+once to f32 (codec.exact_mean_f32, the reference's own offset, so the two are equal bit for bit;
+bitsandbytes' float32 torch mean can differ from it by 1-2 ulp), then absmax - offset is quantized
+8-bit blockwise on the device. The result equals `qkgen.quantize(x_host, format, **opts)` array
+by array.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import numpy as np
 from ..errors import QKGenValueError
 from ..formats import QTensor, get, validate
 from ..formats import reference as ref
-from ..formats.codec import mean_f32
 from ..kernels.ops import get_op
 from .api import _open, x_dtype
 from .plan import Bound, Plan, ready
+from .reduce import device_exact_mean
 
 _OPTS = ("blocksize", "nested", "scale_mode", "group_size")
 
@@ -249,11 +249,11 @@ def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dic
     if not nested:
         out["scale" if mode else "absmax"] = (sarr, "f32", units, stat_shape)
         return out, None, [status]
-    # nested: the offset on the host (module docstring), then absmax - offset 8-bit blockwise
-    if dev.download(status, "u32", 2)[0]:
-        return out, None, [status]  # not finite: the caller refuses x
-    absmax = dev.download(sarr, "f32", units)
-    offset = float(mean_f32(absmax))
+    # nested: the offset from the absmax's exact sum (module docstring), then absmax - offset 8-bit blockwise
+    try:
+        offset = float(device_exact_mean(dev, ready(sbuf), units))
+    except QKGenValueError:  # an absmax is not finite: so is a value of x, which the caller refuses by the flags
+        return out, None, [status]
     nsizes = {"n": units, "offset": offset, "units": -(-units // fmt.nested_block), "code_bytes": units}
     n_stats = Plan.make(dev, "quantize_stats", fmt, dtype="f32", nested=True)
     (s2buf, s2arr, _), = n_stats.outputs(nsizes, like=like).values()

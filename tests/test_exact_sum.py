@@ -170,7 +170,8 @@ def test_render_refuses(kw, match):
 
 def test_launch_sizes():
     assert launch_sizes(1, 128) == {"n": 1, "per_group": 128, "groups": 1}
-    assert launch_sizes(1000003, 128) == {"n": 1000003, "per_group": 15744, "groups": 64}
+    assert launch_sizes(1000003, 128) == {"n": 1000003, "per_group": 2048, "groups": 489}
+    assert launch_sizes(1000003, 128, groups=64) == {"n": 1000003, "per_group": 15744, "groups": 64}
     s = launch_sizes(MAX_N, 256)  # more groups than asked where a group would take 2^24 values
     assert s["per_group"] < 1 << 24 and s["per_group"] % 256 == 0 and s["groups"] * s["per_group"] >= MAX_N
     for bad in (0, MAX_N + 1, True, 2.0):

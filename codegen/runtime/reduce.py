@@ -1,9 +1,10 @@
 """Reductions on a device whose results do not depend on the device: the exact mean of float32
 values (the nested bitsandbytes offset), from the exact_sum kernel's integer bins.
 
-The kernel leaves GROUPS x 17 int64 (8.5 KiB by default) where the host would otherwise read every
-value back; the host adds them as Python ints and rounds once (codec.mean_from_bins), so the mean
-equals codec.exact_mean_f32 of the same values bit for bit, on every backend.
+The kernel leaves GROUPS x 17 int64 (68 KiB by default) where the host would otherwise read every
+value back; the host adds them exactly (int64 halves, then Python ints) and rounds once
+(codec.mean_from_bins), so the mean equals codec.exact_mean_f32 of the same values bit for bit, on
+every backend.
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ def device_exact_mean(dev, x: Any, n: int, groups: int = GROUPS) -> np.float32:
     device_exact_slots takes them; a non-finite value is refused (QKGenValueError) without
     reading x back."""
     slots = device_exact_slots(dev, x, n, groups)
-    # Python ints: a group's slot is below 2^63, their sum over groups may not be
-    totals = [sum(int(v) for v in slots[:, k]) for k in range(SLOTS)]
+    # A group's slot is below 2^63, their sum over groups may not be: each slot's high 32 bits (signed)
+    # and low 32 bits are summed apart in int64 (fewer than 2^31 groups: no overflow), then joined as
+    # Python ints
+    hi = (slots >> 32).sum(axis=0)
+    lo = (slots & 0xFFFFFFFF).sum(axis=0)
+    totals = [(int(h) << 32) + int(v) for h, v in zip(hi, lo)]
     bad = totals[EXACT_BINS]
     if bad:
         raise QKGenValueError(f"x: {bad} of its {n} values are not finite; allowed: finite values")

@@ -30,7 +30,7 @@ for name, kw in cases:
                          .astype(np.float32), name, **kw)
     if name != "int1":  # the device quantizer (int1's mean scale: host only)
         qkgen.quantize(rng.standard_normal((5, k)).astype(np.float32), name, backend="cuda", **kw)
-        ops |= {"quantize", "quantize_stats"}
+        ops |= {"quantize", "quantize_stats", "quantize_blockwise"} | ({"exact_sum"} if kw.get("nested") else set())
     for dtype in ("f32", "bf16"):
         qkgen.dequantize(odd, dtype, backend="cuda"); ops.add("dequantize")
         embedding(qt, np.array([8, 0, 3, 3], np.uint32), dtype, backend="cuda"); ops.add("embedding")

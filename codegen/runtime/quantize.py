@@ -251,7 +251,7 @@ def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dic
         return out, None, [status]
     # nested: the offset from the absmax's exact sum (module docstring), then absmax - offset 8-bit blockwise
     try:
-        offset = float(device_exact_mean(dev, ready(sbuf), units))
+        offset = float(device_exact_mean(dev, ready(sbuf), units, like=like))
     except QKGenValueError:  # an absmax is not finite: so is a value of x, which the caller refuses by the flags
         return out, None, [status]
     nsizes = {"n": units, "offset": offset, "units": -(-units // fmt.nested_block), "code_bytes": units}

@@ -23,9 +23,12 @@ cg = ceiling()
 print(f"copy ceiling {cg:.0f} GB/s", flush=True)
 rows = []
 torch.manual_seed(0)
+ONLY = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None  # argv[2]: formats to run (default: all)
 for dt in (torch.float16, torch.float32):
     x = torch.randn(N, K, device="cuda").to(dt)
     for fmt, kw in CASES:
+        if ONLY and fmt not in ONLY:
+            continue
         try:
             for _ in range(2): qt = qkgen.quantize(x, fmt, **kw)
             torch.cuda.synchronize()

@@ -217,10 +217,6 @@ class Dialect:
         c = "const " if const else ""
         return f"(({self.global_qual}{c}{ctype}*){paren(expr)})"
 
-    def local_ptr_type(self, ctype: str) -> str:
-        """The type of a pointer to ctype in local memory."""
-        return self.local_ptr.format(vtype=ctype)
-
     def local_as(self, ctype: str, arr: str) -> str:
         """Local array `arr` seen as a pointer to ctype."""
         p = self.local_ptr.format(vtype=ctype)

@@ -136,16 +136,15 @@ def quantize_device(x: Any, format: Any, backend: str | None = None, device: Any
     if native and not probe.nested:
         return _bound_call(dev, x, fmt, probe, shape, dtype)
     like = x if native else None
-    n = int(np.prod(shape))
+    sizes, shapes = _sizes(fmt, probe, shape)
     if fmt.inline:
         plan = Plan.make(dev, "quantize", fmt, dtype=dtype)
-        sizes = {"nblocks": n // fmt.block, "code_bytes": n // fmt.block * fmt.block_bytes}
         outs = plan.outputs(sizes, like=like)
         plan.launch({"x": x, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
-        arrays, offset = {"data": (outs["data"][1], "u8", sizes["code_bytes"], (sizes["code_bytes"],))}, None
+        arrays, offset = {"data": (outs["data"][1], "u8", sizes["code_bytes"], shapes["data"])}, None
         status = [outs["status"][1]]
     else:
-        arrays, offset, status = _separate(dev, x, fmt, probe, shape, dtype, like)
+        arrays, offset, status = _separate(dev, x, fmt, probe, sizes, shapes, dtype, like)
     flags = np.bitwise_or.reduce([dev.download(a, "u32", 2) for a in status])
     if flags[0]:  # a value is not finite: the reference codec names the first
         _refuse(x, dtype, dev, shape, fmt)
@@ -202,7 +201,7 @@ def _bound_call(dev, x, fmt, probe: QTensor, shape, dtype: str) -> QTensor:
         out = {"absmax": "absmax", "scale": "stats"}  # QTensor name -> output name
         bound = Bound(steps, {}, {"x": x}, x, tuple(out.get(k, k) for k in names), None)
         if len(_BOUND) >= _BOUND_MAX:
-            _BOUND.pop(next(iter(_BOUND)))
+            _BOUND.pop(next(iter(_BOUND)), None)  # the oldest kind of call
         hit = _BOUND[key] = (dev, bound, shapes, out)
     _, bound, shapes, out = hit
     arrays = bound({"x": x}, x)
@@ -218,18 +217,11 @@ def _bound_call(dev, x, fmt, probe: QTensor, shape, dtype: str) -> QTensor:
     return qt
 
 
-def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dict, float | None, list]:
+def _separate(dev, x, fmt, probe: QTensor, sizes: dict, shapes: dict, dtype: str,
+              like) -> tuple[dict, float | None, list]:  # fmt: skip
     """quantize_blockwise, or quantize_stats then quantize (and the nested statistics step):
     ({name: (array, dtype, count, shape)}, the nested offset or None, the status arrays)."""
-    n = int(np.prod(shape))
-    cols = shape[-1]
-    bs, mode, nested = probe.blocksize, probe.scale_mode, probe.nested
-    sizes: dict[str, Any] = {"n": n}
-    if mode in ("row", "group"):
-        sizes.update(cols=cols, groups_per_row=-(-cols // bs))
-    rows = n // cols
-    units = {"tensor": 1, "row": rows, "group": rows * -(-cols // bs)}.get(mode, -(-n // bs))
-    sizes.update(units=units, code_bytes=-(-n * fmt.low_bits // 8))
+    bs, mode, nested, units = probe.blocksize, probe.scale_mode, probe.nested, sizes["units"]
     kw = dict(dtype=dtype, blocksize=bs, scale_mode=mode)
     if mode is None:  # an absmax per block: one pass
         plan = Plan.make(dev, "quantize_blockwise", fmt, **kw)
@@ -244,10 +236,10 @@ def _separate(dev, x, fmt, probe: QTensor, shape, dtype: str, like) -> tuple[dic
         outs = codes_plan.outputs(sizes, like=like)
         codes_plan.launch({"x": x, "stats": ready(sbuf), "data": outs["data"][0], "status": outs["status"][0]}, sizes)
         carr, status = outs["data"][1], outs["status"][1]
-    out = {"data": (carr, "u8", sizes["code_bytes"], (sizes["code_bytes"],))}
-    stat_shape = {"tensor": (1,), "row": (rows,), "group": (rows, -(-cols // bs))}.get(mode, (units,))
+    out = {"data": (carr, "u8", sizes["code_bytes"], shapes["data"])}
     if not nested:
-        out["scale" if mode else "absmax"] = (sarr, "f32", units, stat_shape)
+        stat = "scale" if mode else "absmax"
+        out[stat] = (sarr, "f32", units, shapes[stat])
         return out, None, [status]
     # nested: the offset from the absmax's exact sum (module docstring), then absmax - offset 8-bit blockwise
     try:

@@ -116,8 +116,8 @@ def _render(op: str, fmt: Format | None, t: Target, dtype: str, blocksize: int |
     req = Request(fmt, t, d, dtype, bs, nested, scale_mode, dict(extra))
     ctx = spec.context(req)
     if req.params:
-        raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: ept, wg"
-                              f"{', cpi' if op == 'dequantize' else ''}{', mmax, rpw, slices' if op.startswith('gemv') else ''}{', layout' if op in ('gemv_int8dot', 'quantize_q8_1') else ''}{', lane_group' if op == 'quantize_q8_1' else ''}{', per_lane' if op == 'quantize_blockwise' else ''}{', fast_decode, local_sums, stage_x' if op == 'gemv' else ', stage_x' if op == 'gemv_int8dot' else ''}")  # fmt: skip
+        allowed = ", ".join(sorted(req.read)) or "none"
+        raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: {allowed}")
     wg, args = ctx.pop("wg"), tuple(ctx.pop("args"))
     given = dict(extra)
     named = {k: ctx[k] for k in spec.name_params}

@@ -35,20 +35,24 @@ class Request:
     nested: bool
     scale_mode: str | None
     params: dict  # op parameters the caller set (popped as they are read; leftovers are an error)
+    read: set = field(default_factory=set)  # the parameters the op read: what an error names as allowed
 
     def pop_int(self, name: str, default: int, lo: int, hi: int) -> int:
+        self.read.add(name)
         v = self.params.pop(name, default)
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
             raise QKGenValueError(f"{name}: {v!r}; allowed: an int in {lo}..{hi}")
         return v
 
     def pop_bool(self, name: str, default: bool) -> bool:
+        self.read.add(name)
         v = self.params.pop(name, default)
         if not isinstance(v, bool):
             raise QKGenValueError(f"{name}: {v!r}; allowed: True or False")
         return v
 
     def pop_choice(self, name: str, default: str, allowed: tuple[str, ...]) -> str:
+        self.read.add(name)
         v = self.params.pop(name, default)
         if v not in allowed:
             raise QKGenValueError(f"{name}: {v!r}; allowed: {', '.join(allowed)}")

@@ -190,15 +190,13 @@ class CUDAArrays(Device):
         return buf, out
 
     def zeros(self, count: int, dtype: str, like: Any = None) -> tuple[Any, Any]:
+        buf, out = self.empty(count, dtype, like=like)  # checks like's device
         if is_torch_tensor(like):
-            buf, out = self.empty(count, dtype, like=like)  # checks like's device
             out.zero_()
-            return buf, out
-        buf, out = self.empty(count, dtype, like=like)
-        with self._active():
-            if isinstance(buf, DeviceBuffer):
-                buf.fill(0)
-            else:
+        elif isinstance(buf, DeviceBuffer):
+            buf.fill(0)
+        else:
+            with self._active():
                 self.drv.memset_d8(buf, 0, count * host_dtype(dtype).itemsize)
         return buf, out
 

@@ -137,15 +137,15 @@ def quantize_device(x: Any, format: Any, backend: str | None = None, device: Any
         return _bound_call(dev, x, fmt, probe, shape, dtype)
     like = x if native else None
     sizes, shapes = _sizes(fmt, probe, shape)
-    if fmt.inline:
-        plan = Plan.make(dev, "quantize", fmt, dtype=dtype)
-        outs = plan.outputs(sizes, like=like)
-        plan.launch({"x": x, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
-        arrays, offset = {"data": (outs["data"][1], "u8", sizes["code_bytes"], shapes["data"])}, None
-        status = [outs["status"][1]]
-    else:
-        arrays, offset, status = _separate(dev, x, fmt, probe, sizes, shapes, dtype, like)
-    flags = np.bitwise_or.reduce([dev.download(a, "u32", 2) for a in status])
+    made = _launch(_plans(dev, fmt, probe, dtype), x, sizes, like)
+    arrays = {k: (made[_OUTPUT.get(k, k)][1], "u8" if k == "data" else "f32", int(np.prod(s)), s)
+              for k, s in shapes.items()}  # fmt: skip
+    offset = None
+    if probe.nested:  # the block absmax become absmax_q and absmax2
+        offset, nested = _nested(dev, fmt, made["absmax"][0], sizes["units"], like)
+        del arrays["absmax"]
+        arrays.update(nested)
+    flags = dev.download(made["status"][1], "u32", 2)
     if flags[0]:  # a value is not finite: the reference codec names the first
         _refuse(x, dtype, dev, shape, fmt)
     out = {k: (a.reshape(s) if native else dev.download(a, dt, c).reshape(s)) for k, (a, dt, c, s) in arrays.items()}
@@ -190,69 +190,63 @@ def _bound_call(dev, x, fmt, probe: QTensor, shape, dtype: str) -> QTensor:
     hit = _BOUND.get(key)
     if hit is None or hit[0] is not dev:
         sizes, shapes = _sizes(fmt, probe, shape)
-        kw = dict(dtype=dtype, blocksize=probe.blocksize, scale_mode=probe.scale_mode)
-        if fmt.inline:
-            steps = [(Plan.make(dev, "quantize", fmt, dtype=dtype), sizes)]
-        elif probe.scale_mode is None:
-            steps = [(Plan.make(dev, "quantize_blockwise", fmt, **kw), sizes)]
-        else:
-            steps = [(Plan.make(dev, "quantize_stats", fmt, **kw), sizes), (Plan.make(dev, "quantize", fmt, **kw), sizes)]
-        names = (*shapes, "status")
-        out = {"absmax": "absmax", "scale": "stats"}  # QTensor name -> output name
-        bound = Bound(steps, {}, {"x": x}, x, tuple(out.get(k, k) for k in names), None)
+        steps = [(plan, sizes) for plan in _plans(dev, fmt, probe, dtype)]
+        bound = Bound(steps, {}, {"x": x}, x, tuple(_OUTPUT.get(k, k) for k in (*shapes, "status")), None)
         if len(_BOUND) >= _BOUND_MAX:
             _BOUND.pop(next(iter(_BOUND)), None)  # the oldest kind of call
-        hit = _BOUND[key] = (dev, bound, shapes, out)
-    _, bound, shapes, out = hit
+        hit = _BOUND[key] = (dev, bound, shapes)
+    _, bound, shapes = hit
     arrays = bound({"x": x}, x)
     flags = dev.download(arrays["status"], "u32", 2)  # the call's one synchronization
     if flags.any():  # the flags stay set in the Bound's buffer: a later call makes a new one
         _BOUND.pop(key, None)
     if flags[0]:  # a value is not finite: the reference codec names the first
         _refuse(x, dtype, dev, shape, fmt)
-    got = {k: arrays[out.get(k, k)].reshape(s) for k, s in shapes.items()}
+    got = {k: arrays[_OUTPUT.get(k, k)].reshape(s) for k, s in shapes.items()}
     qt = QTensor(format=fmt, shape=shape, blocksize=probe.blocksize, scale_mode=probe.scale_mode, **got)
     if flags[1]:  # an f16 statistic is inf: the reference refuses that input where its decode would overflow
         ref._check_finite_statistics(qt.with_arrays(data=dev.download(got["data"], "u8", qt.data_bytes)))
     return qt
 
 
-def _separate(dev, x, fmt, probe: QTensor, sizes: dict, shapes: dict, dtype: str,
-              like) -> tuple[dict, float | None, list]:  # fmt: skip
-    """quantize_blockwise, or quantize_stats then quantize (and the nested statistics step):
-    ({name: (array, dtype, count, shape)}, the nested offset or None, the status arrays)."""
-    bs, mode, nested, units = probe.blocksize, probe.scale_mode, probe.nested, sizes["units"]
-    kw = dict(dtype=dtype, blocksize=bs, scale_mode=mode)
-    if mode is None:  # an absmax per block: one pass
-        plan = Plan.make(dev, "quantize_blockwise", fmt, **kw)
+def _plans(dev, fmt, probe: QTensor, dtype: str) -> list[Plan]:
+    """The kernels of a call, in launch order (nested statistics' second level aside): quantize for
+    inline rows, quantize_blockwise for an absmax per block, quantize_stats then quantize for a scale
+    per row, group or tensor."""
+    if fmt.inline:
+        return [Plan.make(dev, "quantize", fmt, dtype=dtype)]
+    kw = dict(dtype=dtype, blocksize=probe.blocksize, scale_mode=probe.scale_mode)
+    if probe.scale_mode is None:
+        return [Plan.make(dev, "quantize_blockwise", fmt, **kw)]
+    return [Plan.make(dev, "quantize_stats", fmt, **kw), Plan.make(dev, "quantize", fmt, **kw)]
+
+
+# A QTensor array's kernel output, where the names differ
+_OUTPUT = {"scale": "stats"}
+
+
+def _launch(plans: list[Plan], x: Any, sizes: dict, like) -> dict[str, tuple[Any, Any]]:
+    """Launch plans in order, each taking the earlier ones' outputs by name: {output: (buffer, array)}."""
+    inputs: dict[str, Any] = {"x": x}
+    made = {}
+    for plan in plans:
         outs = plan.outputs(sizes, like=like)
-        plan.launch({"x": x, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
-        (sbuf, sarr, _), (carr, status) = outs["absmax"], (outs["data"][1], outs["status"][1])
-    else:
-        stats_plan = Plan.make(dev, "quantize_stats", fmt, **kw)
-        (sbuf, sarr, _), = stats_plan.outputs(sizes, like=like).values()
-        stats_plan.launch({"x": x, "stats": sbuf}, sizes)
-        codes_plan = Plan.make(dev, "quantize", fmt, **kw)
-        outs = codes_plan.outputs(sizes, like=like)
-        codes_plan.launch({"x": x, "stats": ready(sbuf), "data": outs["data"][0], "status": outs["status"][0]}, sizes)
-        carr, status = outs["data"][1], outs["status"][1]
-    out = {"data": (carr, "u8", sizes["code_bytes"], shapes["data"])}
-    if not nested:
-        stat = "scale" if mode else "absmax"
-        out[stat] = (sarr, "f32", units, shapes[stat])
-        return out, None, [status]
-    # nested: the offset from the absmax's exact sum (module docstring), then absmax - offset 8-bit blockwise
-    try:
-        offset = float(device_exact_mean(dev, ready(sbuf), units, like=like))
-    except QKGenValueError:  # an absmax is not finite: so is a value of x, which the caller refuses by the flags
-        return out, None, [status]
+        plan.launch({**inputs, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
+        for k, (buf, arr, _) in outs.items():
+            inputs[k], made[k] = ready(buf), (buf, arr)
+    return made
+
+
+def _nested(dev, fmt, absmax, units: int, like) -> tuple[float | None, dict]:
+    """The nested statistics of the block absmax (a device buffer): (offset, {name: (array, dtype,
+    count, shape)}); (None, {}) where an absmax is not finite (the caller refuses x by its flags)."""
+    try:  # the offset from the absmax's exact sum (module docstring)
+        offset = float(device_exact_mean(dev, ready(absmax), units, like=like))
+    except QKGenValueError:
+        return None, {}
+    # then absmax - offset, 8-bit blockwise
     nsizes = {"n": units, "offset": offset, "units": -(-units // fmt.nested_block), "code_bytes": units}
-    n_stats = Plan.make(dev, "quantize_stats", fmt, dtype="f32", nested=True)
-    (s2buf, s2arr, _), = n_stats.outputs(nsizes, like=like).values()
-    n_stats.launch({"x": ready(sbuf), "stats": s2buf}, nsizes)
-    n_codes = Plan.make(dev, "quantize", fmt, dtype="f32", nested=True)
-    nouts = n_codes.outputs(nsizes, like=like)
-    n_codes.launch({"x": ready(sbuf), "stats": ready(s2buf), "data": nouts["data"][0], "status": nouts["status"][0]},
-                   nsizes)  # fmt: skip
-    out.update(absmax_q=(nouts["data"][1], "u8", units, (units,)), absmax2=(s2arr, "f32", nsizes["units"], (nsizes["units"],)))
-    return out, offset, [status]
+    plans = [Plan.make(dev, op, fmt, dtype="f32", nested=True) for op in ("quantize_stats", "quantize")]
+    made = _launch(plans, ready(absmax), nsizes, like)
+    return offset, {"absmax_q": (made["data"][1], "u8", units, (units,)),
+                    "absmax2": (made["stats"][1], "f32", nsizes["units"], (nsizes["units"],))}

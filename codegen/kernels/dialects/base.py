@@ -427,12 +427,13 @@ class Dialect:
         maximum; the quantizers refuse non-finite input)."""
         if self.subgroups:
             return f"{var} = {self.subgroup_max(var)};"
-        return "/* no sub-groups: " + self.local_lanes_max(var, scratch, lid, lanes, every_lane)[3:]
+        return self.local_lanes_max(var, scratch, lid, lanes, every_lane, why="no sub-groups: ")
 
-    def local_lanes_max(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False) -> str:
+    def local_lanes_max(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False,
+                        why: str = "") -> str:  # fmt: skip
         """lanes_max through local memory on any target, for rows of any power-of-two width."""
         return (
-            f"/* a tree over the row's {lanes} lanes in local memory */\n"
+            f"/* {why}a tree over the row's {lanes} lanes in local memory */\n"
             f"{scratch}[{lid}] = {var};\n{self.barrier_stmt}\n"
             f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
             f"    if ({lid} % {lanes}u < s) {{\n"

@@ -41,7 +41,8 @@ def device_target(major: int, minor: int, name: str = "") -> Target:
     cc = (major, minor)
     return Target(name=f"cuda:{name}" if name else f"cuda-sm{major}{minor}", backend="cuda",
                   lang="CUDA C++17", fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32,
-                  subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}")  # fmt: skip
+                  subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}",
+                  mma=cc >= (8, 0))  # fmt: skip
 
 
 def torch_stream(ordinal: int):

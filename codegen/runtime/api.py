@@ -28,7 +28,7 @@ from .plan import Bound, Plan, ready
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
 # tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
 MAX_DIM = 2**32 - 1
-PATHS = ("float", "int8dot")
+PATHS = ("float", "int8dot", "mma")
 _CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
 _PLANES = "_qkgen_planes"  # a QTensor's own cache of its planes layout, per device
 _NO_INPUTS: dict = {}
@@ -198,6 +198,11 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                          scale_mode=qt.scale_mode, mmax=mmax, **({} if fast_decode else {"fast_decode": False}))
         _check_k(k, plan.ks.param("ept"), qt.describe())
+        return [plan], sizes
+    if path == "mma":
+        plan = Plan.make(dev, "gemv_mma", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                         scale_mode=qt.scale_mode)  # fmt: skip
+        _check_k(k, plan.ks.param("ept"), f"the mma path ({qt.describe()})")
         return [plan], sizes
     if not is_int8dot_weight(qt.format):
         from ..kernels.ops import get_op

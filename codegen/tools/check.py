@@ -78,7 +78,7 @@ OUT_EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the o
 def gemv_sample(fmt: Format, rng: np.random.Generator, v: dict, rows: int = GEMV_ROWS, op: str = "gemv"):
     """A random weight [rows, K] for a gemv (or `op`) variant, K of GEMV_CHUNKS of op's chunks (whole blocks)."""
     kw = {"blocksize": v.get("blocksize"), "nested": v.get("nested", False), "scale_mode": v.get("scale_mode")}
-    ept = render(op, fmt, "opencl", **kw).param("ept")
+    ept = render(op, fmt, "opencl", dtype=v.get("dtype", "f32"), **kw).param("ept")
     k = GEMV_CHUNKS * max(ept, fmt.block if fmt.inline else 1)
     return sample(fmt, rng, kw["nested"], kw["scale_mode"], kw["blocksize"], shape=(rows, k))
 
@@ -89,11 +89,13 @@ def gemv_x(rng: np.random.Generator, m: int, k: int, dtype: str) -> np.ndarray:
     return reference.round_to(x, dtype) if dtype != "f32" else x
 
 
-def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str) -> tuple[np.ndarray, np.ndarray]:
-    """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight: the
-    worst-case f32 accumulation bound plus half an ulp of the output dtype."""
+def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, f16_weight: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight (each
+    value rounded to f16 first where f16_weight: the mma path's), the worst-case f32 accumulation
+    bound plus half an ulp of the output dtype."""
     xf = host_f32(x, dtype).astype(np.float64)
-    w = reference.dequantize(qt).astype(np.float64)
+    w = reference.dequantize(qt)
+    w = (w.astype(np.float16) if f16_weight else w).astype(np.float64)
     ref = xf @ w.T
     bound = 2 * w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + OUT_EPS[dtype] * np.abs(ref)
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
@@ -104,6 +106,15 @@ def _check_gemv(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float
     qt = gemv_sample(fmt, rng, v)
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
     err, bound = gemv_error(api.gemv(qt, x, path="float", backend=backend, device=device), x, qt, v["dtype"])
+    return bool(np.all(err <= bound)), float(err.max())
+
+
+def _check_gemv_mma(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """y = x @ W.T on the mma path with M = 3, against the product with W rounded to f16."""
+    qt = gemv_sample(fmt, rng, v, op="gemv_mma")
+    x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
+    y = api.gemv(qt, x, path="mma", backend=backend, device=device)
+    err, bound = gemv_error(y, x, qt, v["dtype"], f16_weight=True)
     return bool(np.all(err <= bound)), float(err.max())
 
 
@@ -221,7 +232,7 @@ def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
 
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
-          "gemv_int8dot": _check_gemv_int8dot, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
+          "gemv_int8dot": _check_gemv_int8dot, "gemv_mma": _check_gemv_mma, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
           "repack_planes": _check_repack_planes, "exact_sum": _check_exact_sum}  # fmt: skip
 

@@ -446,3 +446,11 @@ class Dialect:
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         """acc + dot of the four signed bytes of uint a and uint b (portable form: a helper)."""
         return f"qk_dot4_i8({a}, {b}, {acc})"
+
+    def pack_f16x2(self, lo: str, hi: str) -> str:
+        """uint bits of the f16 pair (lo, hi), each rounded to nearest even, lo in bits 0-15."""
+        return f"((uint){self.f32_to_f16_bits(lo)} | ((uint){self.f32_to_f16_bits(hi)} << 16))"
+
+    def mma_f16(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        """The statement c += a . b over a warp's f16 fragments (targets with t.mma only)."""
+        raise NotImplementedError(f"{self.name}: no warp matrix instruction")

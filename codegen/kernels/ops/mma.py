@@ -1,0 +1,77 @@
+"""gemv_mma: y = x @ W.T with W decoded to f16 in registers and multiplied by warp matrix
+instructions (f16 products added in f32), for f16 activations.
+
+A warp takes 16 rows of W at a time and every activation row m < M <= 8 as the 8 columns of one
+[16 x 16] . [16 x 8] product, so each weight is decoded once for all M rows and the products cost a
+few instructions per warp instead of M multiply-adds per weight and lane. Where the target has no
+warp matrix instruction (t.mma) the template forms the same product through local memory: correct,
+for checking the fragment bookkeeping on any device, but slow.
+
+What it computes: each weight is its dequantized f32 value rounded to f16 (as a matmul on an f16
+copy of W would take it), times x, summed in f32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import QKGenValueError
+from ...formats import family_of, locate
+from ...formats import reference as ref
+from ..cexpr import Sym
+from ..source import Arg
+from .dequantize import chunk_code_at
+from .spec import OpSpec, Output, Request, load_align, low_pow2, one_scale_per_block, table_locals, weight_args
+
+CHUNK = 32  # elements a lane decodes at a time: 8 of them go into each of its 4 products of a step
+FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (f16 pairs), 2 of x
+
+
+def accepts(fmt) -> bool:
+    """Rows with one scale per block (the float GEMV's decode) whose 32-element chunks are whole
+    32-bit words of codes and, for inline rows, whole blocks."""
+    return one_scale_per_block(fmt) and (CHUNK * fmt.bits) % 32 == 0 and (not fmt.inline or fmt.block == CHUNK)
+
+
+def mma_reference(qt, x: np.ndarray) -> np.ndarray:
+    """The float64 product of x [M, K] and the dequantized weight rounded to f16."""
+    w = ref.dequantize(qt).astype(np.float16).astype(np.float64)
+    return x.astype(np.float64) @ w.T
+
+
+def _context(req: Request) -> dict:
+    fmt = req.fmt
+    limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
+    if limit % CHUNK:
+        raise QKGenValueError(f"blocksize: {limit}; gemv_mma decodes {CHUNK}-element chunks under one scale; "
+                              f"allowed: a multiple of {CHUNK}")  # fmt: skip
+    chunk_bytes = CHUNK // fmt.per_byte
+    align = load_align(fmt, fmt.codes_field, chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
+    # tiles: 16-row tiles per warp (each activation fragment serves them all); wg: warps of 32 lanes
+    # that split K between them (warp w takes steps w, w + warps, ...) and add up in local memory.
+    tiles = req.pop_int("tiles", 1, 1, 4)
+    wg = req.pop_wg(256, 32)
+    warps = wg // 32
+    tables, local_arrays = table_locals(req)
+    local_arrays.append(Arg("sums", "local", "f32", count=warps * tiles * 128))
+    if not req.target.mma:
+        local_arrays.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
+    args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
+                               Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
+    if req.scale_mode == "group":
+        args.append(Arg("groups_per_row", "scalar", "u32"))
+    i = Sym.var("i", CHUNK)
+    code_at = locate(fmt, i) if fmt.inline else chunk_code_at(req, CHUNK)
+    return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
+                args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
+
+
+def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (-(-sizes["N"] // (16 * ks.param("tiles"))) * ks.wg,), (ks.wg,)
+
+
+SPEC = OpSpec(
+    name="gemv_mma", template="gemv_mma.jinja", doc="y = x @ W.T, W decoded to f16, warp matrix products in f32",
+    context=_context, grid=_grid, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
+    accepts=accepts, dtypes=("f16",), reference=mma_reference,
+)  # fmt: skip

@@ -1,0 +1,73 @@
+"""Tier 2: the mma GEMV path (W decoded to f16, warp matrix products) for every format x variant x
+M on every OpenCL device here, where the product goes through local memory (no mma instruction),
+against the float64 product of x and the dequantized weight rounded to f16. The CUDA form, with
+PTX mma, runs in the GPU suite (tests/gpu/test_gemv_mma_gpu.py).
+
+N = 67 is not a multiple of the 16 rows a warp takes, and K is 3 chunks of 32 (not a multiple of
+the 4 chunks of a step), so both tails run.
+"""
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen import formats as F
+from qkgen.backends import get
+from qkgen.errors import QKGenValueError
+from qkgen.kernels.ops import get_op
+from qkgen.kernels.render import render
+from qkgen.tools import check
+from qkgen.tools.catalog import variants
+
+opencl = get("opencl")
+DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
+needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
+
+
+@needs_opencl
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("v", list(variants("gemv_mma")), ids=lambda v: "-".join(
+    str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
+def test_gemv_mma_matches_f16_weight_product(v, m, device, rng, poisoned):
+    qt = check.gemv_sample(F.get(v["format"]), rng, v, op="gemv_mma")
+    x = check.gemv_x(rng, m, qt.shape[1], "f16")
+    y = qkgen.gemv(qt, x, path="mma", backend="opencl", device=device)
+    assert y.shape == (m, check.GEMV_ROWS)
+    err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+    assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
+
+
+@needs_opencl
+@pytest.mark.parametrize("tiles, wg", [(2, 64), (3, 128), (4, 32)])
+def test_gemv_mma_tiles_and_warps(tiles, wg, rng, poisoned):
+    """Other tilings compute the same product (several tiles a warp, fewer or more warps)."""
+    from qkgen.runtime.plan import Plan
+
+    dev = qkgen.backends.open_device("opencl", DEVICES[0])
+    qt = qkgen.quantize(rng.standard_normal((70, 8 * 32 + 32)).astype(np.float32), "q4_1")
+    x = check.gemv_x(rng, 5, qt.shape[1], "f16")
+    plan = Plan.make(dev, "gemv_mma", qt.format, dtype="f16", tiles=tiles, wg=wg)
+    sizes = {"N": 70, "K": qt.shape[1], "M": 5}
+    (buf, arr, _), = plan.outputs(sizes).values()
+    plan.launch({"data": qt.data, "x": x, "y": buf}, sizes)
+    y = dev.download(arr, "f16", 5 * 70).reshape(5, 70)
+    err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+    assert not (err > bound).any()
+
+
+def test_cuda_form_uses_the_mma_instruction_and_others_local_memory():
+    cuda = render("gemv_mma", "nf4", "cuda-sm90", dtype="f16", blocksize=64, nested=True).source
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in cuda and "frag[" not in cuda
+    ocl = render("gemv_mma", "nf4", "opencl-intel-gpu", dtype="f16", blocksize=64, nested=True).source
+    assert "mma.sync" not in ocl and "frag[lid * 6u]" in ocl
+
+
+def test_formats_and_refusals():
+    taken = set(get_op("gemv_mma").formats())
+    assert {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "fp4", "blockwise8", "int4", "int8"} <= taken
+    assert not taken & {"q4_k", "q6_k", "mxfp4", "q2_k"}  # sub-block scales: not this decode
+    with pytest.raises(QKGenValueError, match="allowed: f16"):
+        render("gemv_mma", "q4_0", "cuda-sm90", dtype="bf16")
+    with pytest.raises(QKGenValueError, match="format: gemv_mma does not take q4_k"):
+        render("gemv_mma", "q4_k", "cuda-sm90", dtype="f16")

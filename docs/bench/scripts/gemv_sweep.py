@@ -69,8 +69,9 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
         if layout == "planes":  # each rotated copy repacked once, as the runtime does per weight
             arrs = [{"planes": planes_of(qt, a)} for a in arrs]
     else:
+        mmax = {} if op == "gemv_mma" else {"mmax": 1 if m == 1 else 8}  # gemv_mma takes any M <= 8
         plan = Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                         scale_mode=qt.scale_mode, mmax=1 if m == 1 else 8, **ov)
+                         scale_mode=qt.scale_mode, **mmax, **ov)
     from qkgen.runtime.api import weight_values
     _, sizes = weight_values(qt)
     sizes.update(N=n, K=k, M=m)
@@ -83,7 +84,8 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     launch(0); torch.cuda.synchronize()
     if ONCE:
         return dict(fmt=fmt, shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov, cold_us=1, hot_us=1, bytes=0, rel=0, name=plan.ks.name)
-    ref = x.float() @ wd.T if op != "gemv_int8dot" else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt.to_host(), x.float().cpu().numpy())).float().cuda()
+    wr = wd.half().float() if op == "gemv_mma" else wd  # the mma path's weight: each value rounded to f16
+    ref = x.float() @ wr.T if op != "gemv_int8dot" else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt.to_host(), x.float().cpu().numpy())).float().cuda()
     rel = float((y.float() - ref).norm() / ref.norm())
     it = iter(range(10**9))
     cold = graph_us(lambda: launch(next(it) % len(arrs)), reps=len(arrs) * 3)

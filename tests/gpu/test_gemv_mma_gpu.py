@@ -1,0 +1,61 @@
+"""The mma GEMV path on the CUDA GPU (PTX mma m16n8k16): every format x variant of gemv_mma x M,
+numpy and torch inputs, against the float64 product of x and the dequantized weight rounded to f16
+(within the f32 accumulation bound plus half an ulp of the f16 output), and a launch inside a CUDA
+graph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import qkgen
+from qkgen import formats as F
+from qkgen.kernels.render import render
+from qkgen.tools import catalog, check
+
+pytestmark = pytest.mark.gpu
+MMA = list(catalog.variants("gemv_mma"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled(cuda_device):
+    """The kernels built up front by parallel nvcc runs."""
+    cuda_device.compile_many([render("gemv_mma", v["format"], cuda_device.target,
+                                     **{k: x for k, x in v.items() if k not in ("op", "format")}) for v in MMA])
+
+
+def _weight(v: dict, rng):
+    return check.gemv_sample(F.get(v["format"]), rng, v, op="gemv_mma")
+
+
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("v", MMA, ids=lambda v: "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
+def test_gemv_mma_cuda(v, m, cuda_device):
+    rng = np.random.default_rng(m)
+    qt = _weight(v, rng)
+    x = check.gemv_x(rng, m, qt.shape[1], "f16")
+    y = qkgen.gemv(qt, x, path="mma", backend="cuda")
+    err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+    assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
+
+
+@pytest.mark.parametrize("fmt, kw", [("q4_0", {}), ("nf4", {"blocksize": 64, "nested": True}), ("q8_0", {})])
+def test_gemv_mma_torch_large_and_graph(fmt, kw, torch_cuda):
+    """Torch tensors in and out on a model-sized weight (4096 x 14336 has 448 chunks a row, steps
+    past the last one included), and the same call captured in a CUDA graph gives the same y."""
+    torch = torch_cuda
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((1000, 14336)).astype(np.float32)
+    qt = qkgen.quantize(torch.from_numpy(w).cuda(), fmt, **kw)
+    x = torch.randn(8, 14336, device="cuda").half()
+    y = qkgen.gemv(qt, x, path="mma")
+    wq = qkgen.dequantize(qt, "f32").half().double()
+    want = x.double() @ wq.T
+    bound = 2 * 14336 * 2.0**-24 * (x.double().abs() @ wq.abs().T) + 2.0**-11 * want.abs()
+    assert bool(((y.double() - want).abs() <= bound).all())
+    g = torch.cuda.CUDAGraph()
+    out = torch.empty_like(y)
+    with torch.cuda.graph(g):
+        out.copy_(qkgen.gemv(qt, x, path="mma"))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, y)

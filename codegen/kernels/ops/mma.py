@@ -49,8 +49,11 @@ def _context(req: Request) -> dict:
     align = load_align(fmt, fmt.codes_field, chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
     # tiles: 16-row tiles per warp (each activation fragment serves them all); wg: warps of 32 lanes
     # that split K between them (warp w takes steps w, w + warps, ...) and add up in local memory.
+    # Sweep 9 (H200, 4096 x 14336, f16 x, kernel alone, cold; docs/bench/2026-11-25-h200-mma.md): one
+    # tile and 16 warps were fastest or within 2% at M = 8 for nf4 nested (26.8 us; 8 warps 28.9,
+    # 4 warps 44.1, 2 tiles 31.7), int4 row, q4_1 and q8_0; more tiles cost registers and warps.
     tiles = req.pop_int("tiles", 1, 1, 4)
-    wg = req.pop_wg(256, 32)
+    wg = req.pop_wg(512, 32)
     warps = wg // 32
     tables, local_arrays = table_locals(req)
     local_arrays.append(Arg("sums", "local", "f32", count=warps * tiles * 128))

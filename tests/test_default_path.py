@@ -7,7 +7,7 @@ import pytest
 
 import qkgen
 from qkgen.kernels.target import get_target
-from qkgen.runtime.paths import FASTER_INT8DOT, default_path
+from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_MMA, default_path
 
 
 def test_the_table_names_int8dot_formats_only():
@@ -22,10 +22,23 @@ def test_the_table_names_int8dot_formats_only():
 def test_default_path_follows_the_table(fmt, m, dtype):
     row = qkgen.formats.get(fmt)
     measured = FASTER_INT8DOT[("cuda", m > 1, dtype == "f32")]
-    assert default_path(get_target("cuda-sm90"), row, m, dtype) == ("int8dot" if fmt in measured else "float")
+    mma = dtype == "f16" and fmt in FASTER_MMA[("cuda", m > 1)]
+    want = "mma" if mma else "int8dot" if fmt in measured else "float"
+    assert default_path(get_target("cuda-sm90"), row, m, dtype) == want
     # nothing was measured for OpenCL and SYCL: the float path, whose accuracy is the f32 bound
     assert default_path(get_target("opencl-intel-gpu"), row, m, dtype) == "float"
     assert default_path(get_target("sycl-intel-gpu"), row, m, dtype) == "float"
+
+
+def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
+    mma = set(qkgen.kernels.ops.get_op("gemv_mma").formats())
+    for key, fmts in FASTER_MMA.items():
+        assert fmts <= mma, key
+    nf4 = qkgen.formats.get("nf4")
+    assert default_path(get_target("cuda-sm90"), nf4, 8, "f16") == "mma"
+    assert default_path(get_target("cuda-sm90"), nf4, 8, "bf16") == "float"  # the mma path takes f16 x only
+    no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
+    assert default_path(no_mma, nf4, 8, "f16") == "float"
 
 
 def test_default_call_on_opencl_is_the_float_path(rng):

@@ -40,6 +40,10 @@ for name, kw in cases:
             qkgen.gemv(qt, x, backend="cuda"); ops.add("gemv")
             if name in OPS["gemv_int8dot"].formats():
                 qkgen.gemv(qt, x, path="int8dot", backend="cuda"); ops |= {"gemv_int8dot", "quantize_q8_1"}
+    if name in OPS["gemv_mma"].formats():  # f16 x only; M = 3 and 8, rows and chunks past the ends
+        for m in (3, 8):
+            x = rng.standard_normal((m, k)).astype(np.float16)
+            qkgen.gemv(qt, x, path="mma", backend="cuda"); ops.add("gemv_mma")
 # the int8dot path's planes layout (a knob: runtime.paths.INT8DOT_LAYOUT is empty), patched in here
 import qkgen.runtime.api as api
 api.default_layout = lambda target: "planes"

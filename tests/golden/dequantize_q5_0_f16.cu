@@ -2,7 +2,7 @@
  * kernel:   dequantize_q5_0_f16
  * template: dequantize.jinja
  * format:   q5_0: GGUF Q5_0: (q - 16) * d, fifth bits in qh
- * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
+ * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1 mma=1
  * params:   dtype=f16 blocksize=32 nested=0 scale_mode=None ept=8 cpi=1 wg=256
  */
 #include <cuda_fp16.h>

@@ -2,7 +2,7 @@
  * kernel:   dequantize_q6_k_bf16
  * template: dequantize.jinja
  * format:   q6_k: GGUF Q6_K: (q - 32) * d*sc, 2 high bits in qh, int8 scales per 16
- * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
+ * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1 mma=1
  * params:   dtype=bf16 blocksize=256 nested=0 scale_mode=None ept=8 cpi=1 wg=256
  */
 #include <cuda_fp16.h>

@@ -2,7 +2,7 @@
  * kernel:   exact_sum_f32
  * template: exact_sum.jinja
  * format:   none: this op reads no format row
- * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
+ * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1 mma=1
  * params:   dtype=f32 wg=128
  */
 typedef unsigned int uint;

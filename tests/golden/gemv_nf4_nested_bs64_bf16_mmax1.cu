@@ -2,7 +2,7 @@
  * kernel:   gemv_nf4_nested_bs64_bf16_mmax1
  * template: gemv.jinja
  * format:   nf4: bitsandbytes NF4: 4-bit normal-float codes, f32 absmax per block
- * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1
+ * target:   cuda-sm80 (CUDA C++17 arch=sm_80) fp16=1 bf16=1 subgroup_size=32 dot4=1 mma=1
  * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=32 mmax=1 rpw=2 slices=2 fast_decode=0 lanes=32
  *           wg=128
  */

@@ -7,9 +7,8 @@ barriers, local and constant memory, half/bf16 loads and stores, vector loads, a
 reduction with a local-memory fallback. A dialect is a small subclass holding strings and a few
 functions, in the manner of tinygrad's renderer/cstyle.py.
 
-A dialect instance carries the typed Target it renders for (fp16 arithmetic, sub-groups, integer
-dot products): the class holds spellings, the target holds capabilities, so one class renders for
-every device of its backend. Rendering never touches a device.
+A dialect instance carries the typed Target it renders for: the class holds spellings, the target
+capabilities, so one class renders for every device of its backend. Rendering touches no device.
 
 Helper functions (qk_*) and the prelude lines they need are chosen after the kernel body is known:
 `prelude(body)` emits only what the body (and the helpers it calls) uses.
@@ -96,8 +95,7 @@ class Dialect:
 
     # ---- file level ----
     def helpers(self) -> dict[str, str]:
-        """Helper functions by name, each a C definition with its comment. A kernel gets the ones
-        its body calls (prelude)."""
+        """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
                 "qk_dot4_i8": self._spell(_DOT4_PORTABLE)}  # fmt: skip
 
@@ -450,7 +448,3 @@ class Dialect:
     def pack_f16x2(self, lo: str, hi: str) -> str:
         """uint bits of the f16 pair (lo, hi), each rounded to nearest even, lo in bits 0-15."""
         return f"((uint){self.f32_to_f16_bits(lo)} | ((uint){self.f32_to_f16_bits(hi)} << 16))"
-
-    def mma_f16(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        """The statement c += a . b over a warp's f16 fragments (targets with t.mma only)."""
-        raise NotImplementedError(f"{self.name}: no warp matrix instruction")

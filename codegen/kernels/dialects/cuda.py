@@ -129,6 +129,7 @@ class CUDADialect(Dialect):
         return f"qk_pack_f16x2({lo}, {hi})"
 
     def mma_f16(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        """The statement c += a . b over a warp's f16 fragments (PTX mma; targets with t.mma)."""
         return f"qk_mma_f16({c}, {', '.join(a)}, {', '.join(b)});"
 
 

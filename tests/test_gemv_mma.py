@@ -71,3 +71,32 @@ def test_formats_and_refusals():
         render("gemv_mma", "q4_0", "cuda-sm90", dtype="bf16")
     with pytest.raises(QKGenValueError, match="format: gemv_mma does not take q4_k"):
         render("gemv_mma", "q4_k", "cuda-sm90", dtype="f16")
+
+
+@needs_opencl
+@pytest.mark.parametrize("op", ["gemv_mma", "gemv_int8dot"])
+@pytest.mark.parametrize("fmt", ["q4_0", "q5_0", "q8_0"])
+def test_word_loads_of_two_byte_aligned_blocks(op, fmt, rng, poisoned):
+    """word_loads (the CUDA default): a 2-byte aligned block's codes as 4-byte loads from the word
+    boundary below, shifted; odd block counts put half the blocks 2 bytes past a word."""
+    from qkgen.kernels.ops.int8dot import int8dot_reference
+    from qkgen.runtime.api import quantize_q8_1_device
+    from qkgen.runtime.plan import Plan
+
+    dev = qkgen.backends.open_device("opencl", DEVICES[0])
+    qt = qkgen.quantize(rng.standard_normal((37, 5 * 32)).astype(np.float32), fmt)
+    x = check.gemv_x(rng, 3, qt.shape[1], "f16")
+    kw = {"mmax": 8} if op == "gemv_int8dot" else {}
+    plan = Plan.make(dev, op, qt.format, dtype="f16", word_loads=True, **kw)
+    assert "w_sh" in plan.ks.source and "word_loads=1" in plan.ks.source
+    sizes = {"N": 37, "K": qt.shape[1], "M": 3}
+    (buf, arr, _), = plan.outputs(sizes).values()
+    xin = {"xq": quantize_q8_1_device(x, backend="opencl", device=DEVICES[0])} if op == "gemv_int8dot" else {"x": x}
+    plan.launch({"data": qt.data, "y": buf, **xin}, sizes)
+    y = dev.download(arr, "f16", 3 * 37).reshape(3, 37).astype(np.float64)
+    if op == "gemv_mma":
+        err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+        assert not (err > bound).any()
+    else:
+        want = int8dot_reference(qt, x.astype(np.float32))
+        assert np.allclose(y, want, rtol=2e-3, atol=1e-3)

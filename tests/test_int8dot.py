@@ -301,15 +301,22 @@ def test_dot_product_forms():
 
 
 def test_two_byte_aligned_weight_blocks_get_two_byte_loads():
+    """Never a 4-byte load at a 2-byte aligned address: 16-bit pairs, or (word_loads, CUDA's default)
+    words from the 4-byte boundary at or 2 bytes below the codes, shifted."""
     for fmt in BLOCK_FORMATS:
         row = F.get(fmt)
         for backend in BACKENDS:
-            body = render("gemv_int8dot", fmt, backend).source.split("void gemv_int8dot_", 1)[1]
-            # code and high-bit words are read through qs / hp, pointers into the block
-            wide = re.search(r"(uint|uint4|uint2|vec<uint, \d>)\*\)\(?(bp|qs|hp)\b", body)
-            if row.block_align == 2:
-                assert not wide, (fmt, backend)
-                assert "ushort*)qs)" in body, (fmt, backend)
+            for words in (False, True):
+                body = render("gemv_int8dot", fmt, backend, word_loads=words).source.split("void gemv_int8dot_", 1)[1]
+                below = "(qs - w_sh / 8u)" in body and "(size_t)qs & 2u" in body
+                # code and high-bit words are read through qs / hp, pointers into the block (the
+                # shifted words from the boundary below qs aside)
+                wide = re.search(r"(uint|uint4|uint2|vec<uint, \d>)\*\)\(?(bp|qs|hp)\b",
+                                 body.replace("uint*)(qs - w_sh / 8u)", ""))
+                if row.block_align == 2:
+                    assert not wide, (fmt, backend)
+                    assert "ushort*)qs)" in body, (fmt, backend)
+                    assert below == words, (fmt, backend, words)
 
 
 def test_quantize_q8_1_divides_correctly_rounded():

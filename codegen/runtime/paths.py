@@ -15,6 +15,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ..formats import Format
+from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import is_int8dot_weight
 from ..kernels.target import Target
 
@@ -57,22 +58,24 @@ def default_lane_group(target: Target) -> bool:
     return target.backend in INT8DOT_LANE_GROUP
 
 
-# (backend, M > 1) -> formats whose mma path (W decoded to f16, warp matrix products; f16 x only)
-# was faster than both other paths. NVIDIA H200, 4096 x 14336, f16 x, kernel alone, cold (sweeps 9 and
-# 10, docs/bench/2026-11-25-h200-mma.md; nf4 and fp4 nested): M = 8 float -> mma nf4 55.3 -> 26.8 us,
-# fp4 55.3 -> 26.6, int8 row 57.4 -> 21.7, int4 row 56.4 -> 20.7, int2 row 55.9 -> 22.4, blockwise8
-# 69.7 -> 41.4; nf4 at M = 2 and 4: 29.4 -> 23.2 and 37.8 -> 23.7. At M = 1 the two are within 5% but
-# for int2 row (42.5 -> 21.7) and int4 row (float 17.5, mma 20.2). GGUF rows keep int8dot: q4_1's mma
-# kernel was faster only at M = 8 (25.8 against 32.0 us), q4_0, q5_x and q8_0 at none.
-FASTER_MMA: MappingProxyType[tuple[str, bool], frozenset[str]] = MappingProxyType({
-    ("cuda", False): frozenset({"int2"}),
-    ("cuda", True): frozenset({"nf4", "fp4", "int8", "int4", "int2", "blockwise8"}),
+# backend -> {format: the least M from which its mma path (W decoded to f16, warp matrix products;
+# f16 x only) was measured faster than the float and int8dot paths}. NVIDIA H200, 4096 x 14336, f16 x,
+# kernel alone, cold (sweeps 9-11, docs/bench/2026-11-25-h200-mma.md; nf4 and fp4 nested). Float ->
+# mma at M = 8: nf4 55.3 -> 26.8 us, fp4 55.3 -> 26.6, int8 row 57.4 -> 21.7, int4 row 56.4 -> 20.7,
+# int2 row 55.9 -> 22.4, blockwise8 69.7 -> 41.4; nf4 at M = 2 and 4: 29.4 -> 23.2, 37.8 -> 23.7 (the
+# mma kernel's time hardly moves with M, the float path's grows). At M = 1 the two are within 5% but
+# for int2 row (42.5 -> 21.7). GGUF rows against int8dot (which also quantizes x, a second launch) at
+# M = 8: q4_1 32.0 -> 25.8, q4_0 31.8 -> 27.9 (word loads); at M = 2 and 4 int8dot was faster (q4_1
+# 15.8 and 20.9 against 25.3 and 25.5); q5_0, q5_1 within 5%, q8_0 slower (40.4 against 37.9).
+FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
+    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1,
+                              "q4_0": 8, "q4_1": 8}),
 })  # fmt: skip
 
 
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
-    if target.mma and dtype == "f16" and fmt.name in FASTER_MMA.get((target.backend, m > 1), frozenset()):
+    if target.mma and dtype == "f16" and m >= FASTER_MMA.get(target.backend, {}).get(fmt.name, MAX_M + 1):
         return "mma"
     if not is_int8dot_weight(fmt):
         return "float"

@@ -23,6 +23,7 @@ from typing import ClassVar
 from ... import dtypes
 from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
+from . import loads
 
 MAX_COLUMNS = 120  # generated lines stay within this width
 
@@ -290,32 +291,9 @@ class Dialect:
     def vget(self, var: str, i: int) -> str:
         return f"{var}.{'xyzw'[i]}"
 
-    def load_u32(self, dst: str, src: str, nbytes: int, align: int) -> str:
-        """Statements that fill uint dst[nbytes/4] from the global bytes at src (little-endian),
-        with the widest loads that `align` (a power of two dividing src's address) allows. Vector
-        loads go through named temporaries ({dst}_v0, ...)."""
-        assert nbytes % 4 == 0, nbytes
-        nw = nbytes // 4
-        lines = []
-        width = 4 if align >= 16 and nw % 4 == 0 else 2 if align >= 8 and nw % 2 == 0 else 1
-        if width > 1:
-            v = self.vec("uint", width)
-            for k in range(nw // width):
-                tmp = f"{dst}_v{k}"
-                lines.append(f"const {v} {tmp} = {self.gptr_cast(v, src)}[{k}];")
-                lines.append(" ".join(f"{dst}[{width * k + i}] = {self.vget(tmp, i)};" for i in range(width)))
-        elif align >= 4:
-            lines += [f"{dst}[{k}] = {self.gptr_cast('uint', src)}[{k}];" for k in range(nw)]
-        elif align == 2:
-            # 2-byte aligned blocks (q4_0, q5_0, q8_0): two 16-bit loads per word, never 4-byte ones.
-            p = self.gptr_cast("ushort", src)
-            lines += [f"{dst}[{k}] = (uint){p}[{2 * k}] | ((uint){p}[{2 * k + 1}] << 16);" for k in range(nw)]
-        else:
-            p = self.gptr_cast("uchar", src)
-            pad = " " * (len(dst) + len(str(nw)) + 5)
-            lines += [f"{dst}[{k}] = (uint){p}[{4 * k}] | ((uint){p}[{4 * k + 1}] << 8)\n"
-                      f"{pad}| ((uint){p}[{4 * k + 2}] << 16) | ((uint){p}[{4 * k + 3}] << 24);" for k in range(nw)]  # fmt: skip
-        return "\n".join(lines)
+    def load_u32(self, dst: str, src: str, nbytes: int, align: int, words: bool = False) -> str:
+        """Statements that fill uint dst[nbytes/4] from the global bytes at src (loads.load_u32)."""
+        return loads.load_u32(self, dst, src, nbytes, align, words)
 
     def store_out(self, dtype: str, out: str, index: str, vals: str, count: int) -> str:
         """Statements that store float vals[0..count) to out[index..index+count), rounded to dtype,

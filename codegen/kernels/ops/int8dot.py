@@ -23,7 +23,7 @@ from ...formats.subscales import block_scales
 from ..cexpr import Sym, bare
 from ..source import Arg
 from .dequantize import decodes
-from .spec import LOCAL_BYTES, MAX_M, OpSpec, Output, Request, lanes_of, load_align, part_index
+from .spec import LOCAL_BYTES, MAX_M, WORD_LOADS, OpSpec, Output, Request, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
 
@@ -150,9 +150,10 @@ def _gemv_context(req: Request) -> dict:
     # stage_x: the work-group's teams take the same q8_1 blocks in a step; it copies them to local
     # memory once for all of them (off by default until timed)
     stage_x = req.pop_bool("stage_x", False)
+    word_loads = req.pop_bool("word_loads", t.backend in WORD_LOADS)  # 2-byte aligned codes as shifted words
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg, layout=layout, stage_x=stage_x)  # fmt: skip
+                 wg=wg, layout=layout, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
     if stage_x:
         stage = _stage_context(act, lanes * slices // (act.block // sub if sub else 1))
         args.append(Arg("xstage", "local", "u32", count=mmax * stage["sblocks"] * stage["stride"]))

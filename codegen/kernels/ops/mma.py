@@ -21,7 +21,8 @@ from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
 from .dequantize import chunk_code_at
-from .spec import OpSpec, Output, Request, load_align, low_pow2, one_scale_per_block, table_locals, weight_args
+from .spec import (WORD_LOADS, OpSpec, Output, Request, load_align, low_pow2, one_scale_per_block, table_locals,
+                   weight_args)
 
 CHUNK = 32  # elements a lane decodes at a time: 8 of them go into each of its 4 products of a step
 FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (f16 pairs), 2 of x
@@ -53,6 +54,7 @@ def _context(req: Request) -> dict:
     # tile and 16 warps were fastest or within 2% at M = 8 for nf4 nested (26.8 us; 8 warps 28.9,
     # 4 warps 44.1, 2 tiles 31.7), int4 row, q4_1 and q8_0; more tiles cost registers and warps.
     tiles = req.pop_int("tiles", 1, 1, 4)
+    word_loads = req.pop_bool("word_loads", req.target.backend in WORD_LOADS)
     wg = req.pop_wg(512, 32)
     warps = wg // 32
     tables, local_arrays = table_locals(req)
@@ -66,7 +68,7 @@ def _context(req: Request) -> dict:
     i = Sym.var("i", CHUNK)
     code_at = locate(fmt, i) if fmt.inline else chunk_code_at(req, CHUNK)
     return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
-                args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
+                args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, word_loads=word_loads, wg=wg)  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

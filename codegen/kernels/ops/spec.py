@@ -21,6 +21,12 @@ from ..target import Target
 
 MAX_M = 8  # GEMV: activation rows one launch takes
 LOCAL_BYTES = 48 << 10  # static local memory a CUDA block (and NVIDIA's OpenCL work-group) may declare
+# Backends whose integer-dot and mma GEMVs load 2-byte aligned code runs (q4_0, q5_0, q8_0 blocks) as
+# shifted 4-byte words rather than 16-bit pairs (the word_loads knob). Sweep 11 (H200, 4096 x 14336,
+# f16 x, kernel alone, cold; docs/bench/2026-11-25-h200-mma.md): int8dot M = 1 q4_0 12.7 -> 11.3 us,
+# q8_0 20.9 -> 18.8, q5_0 13.6 -> 13.9; mma M = 8 q4_0 34.0 -> 27.9, q5_0 46.0 -> 33.8, q8_0 55.8 ->
+# 40.4. The float GEMV was slower with them (q4_0 18.0 -> 20.2 us), so it keeps 16-bit pairs.
+WORD_LOADS = frozenset({"cuda"})
 
 
 @dataclass(frozen=True)

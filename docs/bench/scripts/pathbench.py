@@ -1,0 +1,39 @@
+"""Public qkgen.gemv calls on every path a format takes (and the default, path=None), graph-timed
+device time (N back-to-back calls captured in one CUDA graph), cold (weight copies rotated past 4x
+the L2) and hot, f16 x, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
+argv[3] (optional): shape NxK (default 4096x14336)."""
+import json, sys
+import torch, qkgen
+from gemv_sweep import graph_us, L2
+from copyceiling import ceiling
+from qkgen.kernels.ops import get_op
+from qkgen.runtime.api import gemv_plans
+
+fmts = sys.argv[2].split(",")
+n, k = map(int, (sys.argv[3] if len(sys.argv) > 3 else "4096x14336").split("x"))
+cg = ceiling()
+print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], f16 x", flush=True)
+rows = []
+for name in fmts:
+    w = torch.randn(n, k, device="cuda")
+    qt0 = qkgen.quantize(w, name)
+    wbytes = sum(v.numel() * v.element_size() for v in qt0.arrays().values() if torch.is_tensor(v))
+    qts = [qt0] + [qkgen.quantize(w, name) for _ in range(max(1, -(-4 * L2 // wbytes)))]
+    wq = qkgen.dequantize(qt0, "f32").double()
+    paths = [p for p, op in (("float", "gemv"), ("int8dot", "gemv_int8dot"), ("mma", "gemv_mma"))
+             if name in get_op(op).formats()]
+    for m in (1, 8):
+        x = torch.randn(m, k, device="cuda").half()
+        want = x.double() @ wq.T
+        for path in [None] + paths:
+            fns = [lambda q=q: qkgen.gemv(q, x, path=path) for q in qts]
+            rel = float((fns[0]().double() - want).norm() / want.norm())
+            it = iter(range(10**9))
+            cold = graph_us(lambda: fns[next(it) % len(fns)](), reps=len(fns) * 3)
+            hot = graph_us(fns[0], reps=20)
+            chosen = [p.ks.op for p in gemv_plans(qt0, x, path)[0]][-1]
+            r = dict(fmt=name, m=m, path=path or "default", kernel=chosen, cold_us=cold, hot_us=hot, rel=rel,
+                     pct=100 * (wbytes + m * k * 2) / (cold * 1e-6) / 1e9 / cg)
+            rows.append(r)
+            print(f"{name:<5} m{m} {r['path']:<8} ({chosen:<12}) cold {cold:6.1f} us ({r['pct']:3.0f}%) hot {hot:6.1f} rel {rel:.1e}", flush=True)
+json.dump(dict(ceiling=cg, shape=[n, k], rows=rows), open(sys.argv[1], "w"))

@@ -21,9 +21,10 @@ from ..kernels.target import Target
 
 # (backend, M > 1, x f32) -> formats whose int8dot path was faster there
 FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = MappingProxyType({
-    # M = 1, f16/bf16 x: q8_0 26.8 us float vs 27.0 int8dot (a tie: float); q4_0 18.1 vs 16.8
-    # q4_k 33.8 vs 16.8 us, q6_k 38.7 vs 31.2 (2026-11-24)
-    ("cuda", False, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q6_k"}),
+    # M = 1, f16/bf16 x: q4_0 18.1 vs 16.8; q4_k 33.8 vs 16.8 us, q6_k 38.7 vs 31.2 (2026-11-24);
+    # q8_0 26.8 vs 27.0 on 2026-11-24 (a tie), then with word loads (H200, run 24 of
+    # docs/bench/2026-11-25-h200-mma.md, public calls, f16 x) 24.7 vs 20.9 cold, 24.5 vs 20.5 hot
+    ("cuda", False, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
     # f32 x: 34-44 vs 17-27 us; q4_k 27.3 vs 16.9, q6_k 43.1 vs 29.4 (2026-11-24)
     ("cuda", False, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
     # M=8: 76-110 vs 36-48 us; q4_k 79.6 vs 42.9, q6_k 82.3 vs 60.5 (2026-11-24)
@@ -66,10 +67,11 @@ def default_lane_group(target: Target) -> bool:
 # mma kernel's time hardly moves with M, the float path's grows). At M = 1 the two are within 5% but
 # for int2 row (42.5 -> 21.7). GGUF rows against int8dot (which also quantizes x, a second launch) at
 # M = 8: q4_1 32.0 -> 25.8, q4_0 31.8 -> 27.9 (word loads); at M = 2 and 4 int8dot was faster (q4_1
-# 15.8 and 20.9 against 25.3 and 25.5); q5_0, q5_1 within 5%, q8_0 slower (40.4 against 37.9).
+# 15.8 and 20.9 against 25.3 and 25.5); q5_0 within 5%, q8_0 slower (40.4 against 37.9). Public calls
+# at M = 8 (both launches of int8dot, run 24): q5_1 36.6 -> 32.5 us cold, 34.6 -> 31.2 hot.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1,
-                              "q4_0": 8, "q4_1": 8}),
+                              "q4_0": 8, "q4_1": 8, "q5_1": 8}),
 })  # fmt: skip
 
 

@@ -40,6 +40,15 @@ _BF16_FROM_F32 = """\
 _BF16_TO_F32 = """\
 /* bf16 bits -> f32, exact: a bf16 is the upper half of an f32 */
 {inline} float qk_bf16_to_f32(ushort b) { return {as_float}((uint)b << 16); }"""
+# f16 pair arithmetic where the f32 result is exact (codes as 1024 + q, f16 d times a small integer):
+# one rounding to f16 either way, so these equal native half2 instructions bit for bit.
+_HALF2 = {op: f"""\
+/* the f16 pair a {sym} b, each half computed in f32 and rounded to f16 once */
+{{inline}} uint qk_h{op}2(uint a, uint b) {{
+    const float lo = qk_f16_to_f32((ushort)a) {sym} qk_f16_to_f32((ushort)b);
+    const float hi = qk_f16_to_f32((ushort)(a >> 16)) {sym} qk_f16_to_f32((ushort)(b >> 16));
+    return (uint)qk_f32_to_f16(lo) | ((uint)qk_f32_to_f16(hi) << 16);
+}}""" for op, sym in (("sub", "-"), ("mul", "*"))}
 _DOT4_PORTABLE = """\
 /* acc + the dot product of the four signed bytes of a and b */
 {inline} int qk_dot4_i8(uint a, uint b, int acc) {
@@ -98,7 +107,8 @@ class Dialect:
     def helpers(self) -> dict[str, str]:
         """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
-                "qk_dot4_i8": self._spell(_DOT4_PORTABLE)}  # fmt: skip
+                "qk_dot4_i8": self._spell(_DOT4_PORTABLE),
+                **{f"qk_h{op}2": self._spell(c) for op, c in _HALF2.items()}}  # fmt: skip
 
     def _spell(self, c: str) -> str:
         return c.replace("{inline}", self.inline).replace("{as_uint}", self.as_uint).replace("{as_float}", self.as_float)
@@ -116,7 +126,11 @@ class Dialect:
                 if name in table and name not in used:
                     used.add(name)
                     todo.append(table[name].split("{", 1)[-1])
-        return [c for n, c in table.items() if n in used]
+        calls = {n: set(_HELPER_CALL.findall(table[n].split("{", 1)[-1])) & used - {n} for n in used}
+        done: list[str] = []  # the dialect's order, but a helper after the helpers it calls
+        while len(done) < len(used):
+            done.append(next(n for n in table if n in used and n not in done and calls[n] <= set(done)))
+        return [table[n] for n in done]
 
     def prelude(self, body: str | None = None) -> str:
         """Everything a kernel body needs before it: includes, pragmas, typedefs and the helpers it
@@ -422,6 +436,14 @@ class Dialect:
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         """acc + dot of the four signed bytes of uint a and uint b (portable form: a helper)."""
         return f"qk_dot4_i8({a}, {b}, {acc})"
+
+    def sub_f16x2(self, a: str, b: str) -> str:
+        """The f16 pair a - b of uint pairs (exact results only: see _HALF2)."""
+        return f"qk_hsub2({a}, {b})"
+
+    def mul_f16x2(self, a: str, b: str) -> str:
+        """The f16 pair a * b of uint pairs, each half rounded once."""
+        return f"qk_hmul2({a}, {b})"
 
     def pack_f16x2(self, lo: str, hi: str) -> str:
         """uint bits of the f16 pair (lo, hi), each rounded to nearest even, lo in bits 0-15."""

@@ -32,6 +32,12 @@ __device__ __forceinline__ uint qk_pack_f16x2(float lo, float hi) {
     const __half2 h = __floats2half2_rn(lo, hi);
     return *(const uint*)&h;
 }""",
+    **{f"qk_h{op}2": f"""\
+/* the f16 pair a {sym} b (half2 {op}, rounded to nearest) */
+__device__ __forceinline__ uint qk_h{op}2(uint a, uint b) {{
+    const __half2 r = __h{op}2(*(const __half2*)&a, *(const __half2*)&b);
+    return *(const uint*)&r;
+}}""" for op, sym in (("sub", "-"), ("mul", "*"))},
     "qk_mma_f16": """\
 /* c += a . b over one warp's fragments: PTX mma m16n8k16, f16 products added in f32. Lane l holds
    a's rows l / 4 and l / 4 + 8 and b's column l / 4 (the kernel's comment says which elements) */

@@ -40,6 +40,35 @@ def mma_reference(qt, x: np.ndarray) -> np.ndarray:
     return x.astype(np.float64) @ w.T
 
 
+def f16_pairs(fmt) -> list[tuple[int, int, int, int]]:
+    """The two-at-a-time decode (inline rows whose value is an f16 d times a code less a fixed bias,
+    codes of a width dividing 16): (word, bit, e, e') for each pair of chunk elements e, e' whose
+    codes sit at bits b and b + 16 of code word `word`, in order. Empty where the row is not one."""
+    eligible = (fmt.inline and fmt.scale == "d" and fmt.member("d").ctype == "f16" and fmt.offsets["d"] == 0
+                and fmt.sub_scales is None and fmt.code in ("signed", "unsigned") and fmt.step == 1
+                and 16 % fmt.low_bits == 0 and fmt.high_unit is None and fmt.bits <= 8)  # fmt: skip
+    if not eligible:
+        return []
+    at = {}
+    for e in range(CHUNK):
+        byte, shift = (int(v) for v in locate(fmt, e))
+        at[(byte // 4, 8 * (byte % 4) + shift)] = e
+    pairs = [(word, bit, e, at[(word, bit + 16)]) for (word, bit), e in sorted(at.items()) if bit < 16]
+    assert len(pairs) == CHUNK // 2, fmt.name
+    return pairs
+
+
+def _pair_terms(fmt) -> dict:
+    """The template values of f16_pairs: the two-code mask, the sign flip of signed codes (q ^ 2^(bits-1)
+    is q + 2^(bits-1) in offset form) and the bias as an f16 pair of 1024 + bias."""
+    from ..dialects.base import half_bits
+
+    half = 2 ** (fmt.bits - 1)
+    bias = half if fmt.code == "signed" else fmt.zero
+    flip = half * 0x10001 if fmt.code == "signed" else 0
+    return dict(mask2=fmt.mask * 0x10001, flip2=flip, bias=bias, bias2=half_bits(1024 + bias) * 0x10001)
+
+
 def _context(req: Request) -> dict:
     fmt = req.fmt
     limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
@@ -67,7 +96,9 @@ def _context(req: Request) -> dict:
         args.append(Arg("groups_per_row", "scalar", "u32"))
     i = Sym.var("i", CHUNK)
     code_at = locate(fmt, i) if fmt.inline else chunk_code_at(req, CHUNK)
-    return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
+    # f16_pairs: two codes a step in f16 pair arithmetic where the row allows (off: one at a time in f32)
+    pairs = f16_pairs(fmt) if req.pop_bool("pairs", True) else []
+    return dict(ept=CHUNK, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
                 args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, word_loads=word_loads, wg=wg)  # fmt: skip
 
 

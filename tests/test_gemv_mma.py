@@ -100,3 +100,17 @@ def test_word_loads_of_two_byte_aligned_blocks(op, fmt, rng, poisoned):
     else:
         want = int8dot_reference(qt, x.astype(np.float32))
         assert np.allclose(y, want, rtol=2e-3, atol=1e-3)
+
+
+def test_two_codes_at_a_time_where_the_row_allows():
+    """q4_0 and q8_0 decode pairs of codes in f16 arithmetic (the c0.. words); rows with fifth bits
+    (q5_0) only when asked (slower there), and rows of f32 scales or tables never."""
+    from qkgen.kernels.ops.mma import f16_pairs
+
+    for fmt, on in (("q4_0", True), ("q8_0", True), ("q5_0", False), ("q4_1", False), ("nf4", False)):
+        src = render("gemv_mma", fmt, "cuda-sm90", dtype="f16").source
+        assert ("qk_hmul2(qk_hsub2(c0 | 0x64006400u" in src) == on, fmt
+    assert "uint c15 =" in render("gemv_mma", "q5_0", "cuda-sm90", dtype="f16", pairs=True).source
+    assert f16_pairs(F.get("q4_1")) == [] and f16_pairs(F.get("int4")) == []
+    # q4_0: byte j holds elements j (low nibble) and j + 16; bits b and b + 16 of a word: bytes 0 and 2
+    assert f16_pairs(F.get("q4_0"))[:2] == [(0, 0, 0, 2), (0, 4, 16, 18)]

@@ -68,7 +68,8 @@ def default_lane_group(target: Target) -> bool:
 # for int2 row (42.5 -> 21.7). GGUF rows against int8dot (which also quantizes x, a second launch) at
 # M = 8: q4_1 32.0 -> 25.8, q4_0 31.8 -> 27.9 (word loads); at M = 2 and 4 int8dot was faster (q4_1
 # 15.8 and 20.9 against 25.3 and 25.5); q5_0 within 5%, q8_0 slower (40.4 against 37.9). Public calls
-# at M = 8 (both launches of int8dot, run 24): q5_1 36.6 -> 32.5 us cold, 34.6 -> 31.2 hot.
+# at M = 8 (both launches of int8dot, run 24): q5_1 36.6 -> 32.5 us cold, 34.6 -> 31.2 hot; run 25
+# (two codes at a time): q4_0 34.1 -> 26.1, q8_0 40.0 -> 38.1 (within 5%: int8dot stays).
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1,
                               "q4_0": 8, "q4_1": 8, "q5_1": 8}),

@@ -96,8 +96,11 @@ def _context(req: Request) -> dict:
         args.append(Arg("groups_per_row", "scalar", "u32"))
     i = Sym.var("i", CHUNK)
     code_at = locate(fmt, i) if fmt.inline else chunk_code_at(req, CHUNK)
-    # f16_pairs: two codes a step in f16 pair arithmetic where the row allows (off: one at a time in f32)
-    pairs = f16_pairs(fmt) if req.pop_bool("pairs", True) else []
+    # pairs: two codes a step in f16 pair arithmetic where the row allows (f16_pairs), else one at a time
+    # in f32. H200, 4096 x 14336, public calls, cold (runs 24 and 25, docs/bench/2026-11-25-h200-mma.md):
+    # q4_0 25.5 -> 19.3 us at M = 1, 28.0 -> 25.9 at M = 8; q8_0 33.0 -> 31.7 and 40.6 -> 38.1; q5_0,
+    # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
+    pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) else []
     return dict(ept=CHUNK, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
                 args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, word_loads=word_loads, wg=wg)  # fmt: skip
 

@@ -1,6 +1,6 @@
 """Tier 2: the mma GEMV path (W decoded to f16, warp matrix products) for every format x variant x
-M on every OpenCL device here, where the product goes through local memory (no mma instruction),
-against the float64 product of x and the dequantized weight rounded to f16. The CUDA form, with
+M (f16 and bf16 x) on every OpenCL device here, where the product goes through local memory (no mma
+instruction), against the float64 product of x and the dequantized weight rounded to x's type. The CUDA form, with
 PTX mma, runs in the GPU suite (tests/gpu/test_gemv_mma_gpu.py).
 
 N = 67 is not a multiple of the 16 rows a warp takes, and K is 3 chunks of 32 (not a multiple of
@@ -29,12 +29,12 @@ needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {o
 @pytest.mark.parametrize("m", [1, 3, 8])
 @pytest.mark.parametrize("v", list(variants("gemv_mma")), ids=lambda v: "-".join(
     str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
-def test_gemv_mma_matches_f16_weight_product(v, m, device, rng, poisoned):
+def test_gemv_mma_matches_rounded_weight_product(v, m, device, rng, poisoned):
     qt = check.gemv_sample(F.get(v["format"]), rng, v, op="gemv_mma")
-    x = check.gemv_x(rng, m, qt.shape[1], "f16")
+    x = check.gemv_x(rng, m, qt.shape[1], v["dtype"])
     y = qkgen.gemv(qt, x, path="mma", backend="opencl", device=device)
     assert y.shape == (m, check.GEMV_ROWS)
-    err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+    err, bound = check.gemv_error(y, x, qt, v["dtype"], rounded=True)
     assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
 
 
@@ -52,7 +52,7 @@ def test_gemv_mma_tiles_and_warps(tiles, wg, rng, poisoned):
     (buf, arr, _), = plan.outputs(sizes).values()
     plan.launch({"data": qt.data, "x": x, "y": buf}, sizes)
     y = dev.download(arr, "f16", 5 * 70).reshape(5, 70)
-    err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+    err, bound = check.gemv_error(y, x, qt, "f16", rounded=True)
     assert not (err > bound).any()
 
 
@@ -67,8 +67,10 @@ def test_formats_and_refusals():
     taken = set(get_op("gemv_mma").formats())
     assert {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "fp4", "blockwise8", "int4", "int8"} <= taken
     assert not taken & {"q4_k", "q6_k", "mxfp4", "q2_k"}  # sub-block scales: not this decode
-    with pytest.raises(QKGenValueError, match="allowed: f16"):
-        render("gemv_mma", "q4_0", "cuda-sm90", dtype="bf16")
+    with pytest.raises(QKGenValueError, match="allowed: f16, bf16"):
+        render("gemv_mma", "q4_0", "cuda-sm90", dtype="f32")
+    bf16 = render("gemv_mma", "q4_0", "cuda-sm90", dtype="bf16").source
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in bf16 and "qk_hmul2" not in bf16
     with pytest.raises(QKGenValueError, match="format: gemv_mma does not take q4_k"):
         render("gemv_mma", "q4_k", "cuda-sm90", dtype="f16")
 
@@ -95,7 +97,7 @@ def test_word_loads_of_two_byte_aligned_blocks(op, fmt, rng, poisoned):
     plan.launch({"data": qt.data, "y": buf, **xin}, sizes)
     y = dev.download(arr, "f16", 3 * 37).reshape(3, 37).astype(np.float64)
     if op == "gemv_mma":
-        err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+        err, bound = check.gemv_error(y, x, qt, "f16", rounded=True)
         assert not (err > bound).any()
     else:
         want = int8dot_reference(qt, x.astype(np.float32))

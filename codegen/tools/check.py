@@ -89,13 +89,14 @@ def gemv_x(rng: np.random.Generator, m: int, k: int, dtype: str) -> np.ndarray:
     return reference.round_to(x, dtype) if dtype != "f32" else x
 
 
-def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, f16_weight: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight (each
-    value rounded to f16 first where f16_weight: the mma path's), the worst-case f32 accumulation
-    bound plus half an ulp of the output dtype."""
+    value rounded to x's dtype first where `rounded`: the mma path's), the worst-case f32
+    accumulation bound plus half an ulp of the output dtype."""
     xf = host_f32(x, dtype).astype(np.float64)
     w = reference.dequantize(qt)
-    w = (w.astype(np.float16) if f16_weight else w).astype(np.float64)
+    w = host_f32(reference.round_to(w, dtype), dtype) if rounded else w
+    w = w.astype(np.float64)
     ref = xf @ w.T
     bound = 2 * w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + OUT_EPS[dtype] * np.abs(ref)
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
@@ -110,11 +111,11 @@ def _check_gemv(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float
 
 
 def _check_gemv_mma(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
-    """y = x @ W.T on the mma path with M = 3, against the product with W rounded to f16."""
+    """y = x @ W.T on the mma path with M = 3, against the product with W rounded to x's dtype."""
     qt = gemv_sample(fmt, rng, v, op="gemv_mma")
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
     y = api.gemv(qt, x, path="mma", backend=backend, device=device)
-    err, bound = gemv_error(y, x, qt, v["dtype"], f16_weight=True)
+    err, bound = gemv_error(y, x, qt, v["dtype"], rounded=True)
     return bool(np.all(err <= bound)), float(err.max())
 
 

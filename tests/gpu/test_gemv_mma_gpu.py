@@ -1,7 +1,7 @@
 """The mma GEMV path on the CUDA GPU (PTX mma m16n8k16): every format x variant of gemv_mma x M,
-numpy and torch inputs, against the float64 product of x and the dequantized weight rounded to f16
-(within the f32 accumulation bound plus half an ulp of the f16 output), and a launch inside a CUDA
-graph."""
+f16 and bf16 x, numpy and torch inputs, against the float64 product of x and the dequantized weight
+rounded to x's type (within the f32 accumulation bound plus half an ulp of the output), and a launch
+inside a CUDA graph."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ def _weight(v: dict, rng):
 def test_gemv_mma_cuda(v, m, cuda_device):
     rng = np.random.default_rng(m)
     qt = _weight(v, rng)
-    x = check.gemv_x(rng, m, qt.shape[1], "f16")
+    x = check.gemv_x(rng, m, qt.shape[1], v["dtype"])
     y = qkgen.gemv(qt, x, path="mma", backend="cuda")
-    err, bound = check.gemv_error(y, x, qt, "f16", f16_weight=True)
+    err, bound = check.gemv_error(y, x, qt, v["dtype"], rounded=True)
     assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
 
 

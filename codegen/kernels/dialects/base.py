@@ -24,6 +24,7 @@ from ... import dtypes
 from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
 from . import loads
+from .half2 import HALF2
 
 MAX_COLUMNS = 120  # generated lines stay within this width
 
@@ -40,15 +41,6 @@ _BF16_FROM_F32 = """\
 _BF16_TO_F32 = """\
 /* bf16 bits -> f32, exact: a bf16 is the upper half of an f32 */
 {inline} float qk_bf16_to_f32(ushort b) { return {as_float}((uint)b << 16); }"""
-# f16 pair arithmetic where the f32 result is exact (codes as 1024 + q, f16 d times a small integer):
-# one rounding to f16 either way, so these equal native half2 instructions bit for bit.
-_HALF2 = {op: f"""\
-/* the f16 pair a {sym} b, each half computed in f32 and rounded to f16 once */
-{{inline}} uint qk_h{op}2(uint a, uint b) {{
-    const float lo = qk_f16_to_f32((ushort)a) {sym} qk_f16_to_f32((ushort)b);
-    const float hi = qk_f16_to_f32((ushort)(a >> 16)) {sym} qk_f16_to_f32((ushort)(b >> 16));
-    return (uint)qk_f32_to_f16(lo) | ((uint)qk_f32_to_f16(hi) << 16);
-}}""" for op, sym in (("sub", "-"), ("mul", "*"))}
 _DOT4_PORTABLE = """\
 /* acc + the dot product of the four signed bytes of a and b */
 {inline} int qk_dot4_i8(uint a, uint b, int acc) {
@@ -108,7 +100,7 @@ class Dialect:
         """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
                 "qk_dot4_i8": self._spell(_DOT4_PORTABLE),
-                **{f"qk_h{op}2": self._spell(c) for op, c in _HALF2.items()}}  # fmt: skip
+                **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()}}  # fmt: skip
 
     def _spell(self, c: str) -> str:
         return c.replace("{inline}", self.inline).replace("{as_uint}", self.as_uint).replace("{as_float}", self.as_float)
@@ -348,7 +340,7 @@ class Dialect:
         if dtype == "f32":
             return f"{self.as_float}({words}[{i}])"
         half = f"(ushort)({words}[{i} / 2u] >> (16u * ({i} % 2u)))"
-        return f"qk_bf16_to_f32({half})" if dtype == "bf16" else self.half_bits_to_f32(half)
+        return self.bits16_to_f32(dtype, half)
 
     # ---- the fast int -> float decode ----
     def fast_code(self, v: str, bias: int) -> str:
@@ -445,6 +437,10 @@ class Dialect:
         """The f16 pair a * b of uint pairs, each half rounded once."""
         return f"qk_hmul2({a}, {b})"
 
-    def pack_f16x2(self, lo: str, hi: str) -> str:
-        """uint bits of the f16 pair (lo, hi), each rounded to nearest even, lo in bits 0-15."""
-        return f"((uint){self.f32_to_f16_bits(lo)} | ((uint){self.f32_to_f16_bits(hi)} << 16))"
+    def pack_x2(self, dtype: str, lo: str, hi: str) -> str:
+        """uint bits of the f16 or bf16 pair (lo, hi), each rounded to nearest even, lo in bits 0-15."""
+        return f"((uint){self.to_storage(dtype, lo)} | ((uint){self.to_storage(dtype, hi)} << 16))"
+
+    def bits16_to_f32(self, dtype: str, h: str) -> str:
+        """A float from f16 or bf16 bits held in a register."""
+        return f"qk_bf16_to_f32({h})" if dtype == "bf16" else self.half_bits_to_f32(h)

@@ -26,27 +26,27 @@ __device__ __forceinline__ ushort qk_f32_to_bf16(float f) {
     "qk_half": """\
 /* the half with these bits */
 __device__ __forceinline__ __half qk_half(uint bits) { return __ushort_as_half((ushort)bits); }""",
-    "qk_pack_f16x2": """\
-/* two floats -> the bits of an f16 pair (lo in bits 0-15), each rounded to nearest even */
-__device__ __forceinline__ uint qk_pack_f16x2(float lo, float hi) {
-    const __half2 h = __floats2half2_rn(lo, hi);
+    **{f"qk_pack_{t}x2": f"""\
+/* two floats -> the bits of a {t} pair (lo in bits 0-15), each rounded to nearest even */
+__device__ __forceinline__ uint qk_pack_{t}x2(float lo, float hi) {{
+    const {v} h = {f}(lo, hi);
     return *(const uint*)&h;
-}""",
+}}""" for t, v, f in (("f16", "__half2", "__floats2half2_rn"), ("bf16", "__nv_bfloat162", "__floats2bfloat162_rn"))},
     **{f"qk_h{op}2": f"""\
 /* the f16 pair a {sym} b (half2 {op}, rounded to nearest) */
 __device__ __forceinline__ uint qk_h{op}2(uint a, uint b) {{
     const __half2 r = __h{op}2(*(const __half2*)&a, *(const __half2*)&b);
     return *(const uint*)&r;
 }}""" for op, sym in (("sub", "-"), ("mul", "*"))},
-    "qk_mma_f16": """\
-/* c += a . b over one warp's fragments: PTX mma m16n8k16, f16 products added in f32. Lane l holds
+    **{f"qk_mma_{t}": f"""\
+/* c += a . b over one warp's fragments: PTX mma m16n8k16, {t} products added in f32. Lane l holds
    a's rows l / 4 and l / 4 + 8 and b's column l / 4 (the kernel's comment says which elements) */
-__device__ __forceinline__ void qk_mma_f16(float* c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+__device__ __forceinline__ void qk_mma_{t}(float* c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1) {{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 "
+                 "{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}""",
+}}""" for t in ("f16", "bf16")},
     "qk_warp_sum": """\
 /* the sum over the 32 lanes of a warp, by butterfly shuffles */
 __device__ __forceinline__ float qk_warp_sum(float x) {
@@ -131,12 +131,12 @@ class CUDADialect(Dialect):
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         return f"__dp4a((int){paren(a)}, (int){paren(b)}, {acc})"
 
-    def pack_f16x2(self, lo: str, hi: str) -> str:
-        return f"qk_pack_f16x2({lo}, {hi})"
+    def pack_x2(self, dtype: str, lo: str, hi: str) -> str:
+        return f"qk_pack_{dtype}x2({lo}, {hi})"
 
-    def mma_f16(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        """The statement c += a . b over a warp's f16 fragments (PTX mma; targets with t.mma)."""
-        return f"qk_mma_f16({c}, {', '.join(a)}, {', '.join(b)});"
+    def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma; targets with t.mma)."""
+        return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
 
 
 DIALECT = CUDADialect

@@ -1,5 +1,5 @@
-"""gemv_mma: y = x @ W.T with W decoded to f16 in registers and multiplied by warp matrix
-instructions (f16 products added in f32), for f16 activations.
+"""gemv_mma: y = x @ W.T with W decoded to x's 16-bit type (f16 or bf16) in registers and multiplied
+by warp matrix instructions (products added in f32).
 
 A warp takes 16 rows of W at a time and every activation row m < M <= 8 as the 8 columns of one
 [16 x 16] . [16 x 8] product, so each weight is decoded once for all M rows and the products cost a
@@ -7,8 +7,8 @@ few instructions per warp instead of M multiply-adds per weight and lane. Where 
 warp matrix instruction (t.mma) the template forms the same product through local memory: correct,
 for checking the fragment bookkeeping on any device, but slow.
 
-What it computes: each weight is its dequantized f32 value rounded to f16 (as a matmul on an f16
-copy of W would take it), times x, summed in f32.
+What it computes: each weight is its dequantized f32 value rounded to x's type (as a matmul on an
+f16 or bf16 copy of W would take it), times x, summed in f32.
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ def accepts(fmt) -> bool:
     return one_scale_per_block(fmt) and (CHUNK * fmt.bits) % 32 == 0 and (not fmt.inline or fmt.block == CHUNK)
 
 
-def mma_reference(qt, x: np.ndarray) -> np.ndarray:
-    """The float64 product of x [M, K] and the dequantized weight rounded to f16."""
-    w = ref.dequantize(qt).astype(np.float16).astype(np.float64)
-    return x.astype(np.float64) @ w.T
+def mma_reference(qt, x: np.ndarray, dtype: str = "f16") -> np.ndarray:
+    """The float64 product of x [M, K] and the dequantized weight rounded to dtype (f16 or bf16)."""
+    w = ref.dequantize(qt)
+    w = ref.bf16_to_f32(ref.round_to(w, "bf16")) if dtype == "bf16" else w.astype(np.float16)
+    return x.astype(np.float64) @ w.astype(np.float64).T
 
 
 def f16_pairs(fmt) -> list[tuple[int, int, int, int]]:
@@ -100,7 +101,7 @@ def _context(req: Request) -> dict:
     # in f32. H200, 4096 x 14336, public calls, cold (runs 24 and 25, docs/bench/2026-11-25-h200-mma.md):
     # q4_0 25.5 -> 19.3 us at M = 1, 28.0 -> 25.9 at M = 8; q8_0 33.0 -> 31.7 and 40.6 -> 38.1; q5_0,
     # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
-    pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) else []
+    pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and req.dtype == "f16" else []
     return dict(ept=CHUNK, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
                 args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, word_loads=word_loads, wg=wg)  # fmt: skip
 
@@ -110,7 +111,7 @@ def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 SPEC = OpSpec(
-    name="gemv_mma", template="gemv_mma.jinja", doc="y = x @ W.T, W decoded to f16, warp matrix products in f32",
+    name="gemv_mma", template="gemv_mma.jinja", doc="y = x @ W.T, W decoded to x's f16/bf16, warp matrix products",
     context=_context, grid=_grid, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
-    accepts=accepts, dtypes=("f16",), reference=mma_reference,
+    accepts=accepts, dtypes=("f16", "bf16"), reference=mma_reference,
 )  # fmt: skip

@@ -1,7 +1,7 @@
 """Public qkgen.gemv calls on every path a format takes (and the default, path=None), graph-timed
 device time (N back-to-back calls captured in one CUDA graph), cold (weight copies rotated past 4x
-the L2) and hot, f16 x, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
-argv[3] (optional): shape NxK (default 4096x14336)."""
+the L2) and hot, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
+argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16 or bf16."""
 import json, sys
 import torch, qkgen
 from gemv_sweep import graph_us, L2
@@ -11,8 +11,9 @@ from qkgen.runtime.api import gemv_plans
 
 fmts = sys.argv[2].split(",")
 n, k = map(int, (sys.argv[3] if len(sys.argv) > 3 else "4096x14336").split("x"))
+xdt = {"f16": torch.float16, "bf16": torch.bfloat16}[sys.argv[4] if len(sys.argv) > 4 else "f16"]
 cg = ceiling()
-print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], f16 x", flush=True)
+print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], x {xdt}", flush=True)
 rows = []
 for name in fmts:
     w = torch.randn(n, k, device="cuda")
@@ -23,7 +24,7 @@ for name in fmts:
     paths = [p for p, op in (("float", "gemv"), ("int8dot", "gemv_int8dot"), ("mma", "gemv_mma"))
              if name in get_op(op).formats()]
     for m in (1, 8):
-        x = torch.randn(m, k, device="cuda").half()
+        x = torch.randn(m, k, device="cuda").to(xdt)
         want = x.double() @ wq.T
         for path in [None] + paths:
             fns = [lambda q=q: qkgen.gemv(q, x, path=path) for q in qts]
@@ -36,4 +37,4 @@ for name in fmts:
                      pct=100 * (wbytes + m * k * 2) / (cold * 1e-6) / 1e9 / cg)
             rows.append(r)
             print(f"{name:<5} m{m} {r['path']:<8} ({chosen:<12}) cold {cold:6.1f} us ({r['pct']:3.0f}%) hot {hot:6.1f} rel {rel:.1e}", flush=True)
-json.dump(dict(ceiling=cg, shape=[n, k], rows=rows), open(sys.argv[1], "w"))
+json.dump(dict(ceiling=cg, shape=[n, k], dtype=str(xdt), rows=rows), open(sys.argv[1], "w"))

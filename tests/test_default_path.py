@@ -18,11 +18,11 @@ def test_the_table_names_int8dot_formats_only():
 
 @pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4"])
 @pytest.mark.parametrize("m", [1, 2, 8])
-@pytest.mark.parametrize("dtype", ["f16", "f32"])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 def test_default_path_follows_the_table(fmt, m, dtype):
     row = qkgen.formats.get(fmt)
     measured = FASTER_INT8DOT[("cuda", m > 1, dtype == "f32")]
-    mma = dtype == "f16" and m >= FASTER_MMA["cuda"].get(fmt, 9)
+    mma = dtype in ("f16", "bf16") and m >= FASTER_MMA["cuda"].get(fmt, 9)
     want = "mma" if mma else "int8dot" if fmt in measured else "float"
     assert default_path(get_target("cuda-sm90"), row, m, dtype) == want
     # nothing was measured for OpenCL and SYCL: the float path, whose accuracy is the f32 bound
@@ -36,7 +36,8 @@ def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
         assert set(fmts) <= mma and all(1 <= m <= 8 for m in fmts.values()), backend
     nf4 = qkgen.formats.get("nf4")
     assert default_path(get_target("cuda-sm90"), nf4, 8, "f16") == "mma"
-    assert default_path(get_target("cuda-sm90"), nf4, 8, "bf16") == "float"  # the mma path takes f16 x only
+    assert default_path(get_target("cuda-sm90"), nf4, 8, "bf16") == "mma"
+    assert default_path(get_target("cuda-sm90"), nf4, 8, "f32") == "float"  # the mma path takes 16-bit x only
     no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
     assert default_path(no_mma, nf4, 8, "f16") == "float"
 

@@ -59,8 +59,8 @@ def default_lane_group(target: Target) -> bool:
     return target.backend in INT8DOT_LANE_GROUP
 
 
-# backend -> {format: the least M from which its mma path (W decoded to f16, warp matrix products;
-# f16 x only) was measured faster than the float and int8dot paths}. NVIDIA H200, 4096 x 14336, f16 x,
+# backend -> {format: the least M from which its mma path (W decoded to x's f16/bf16, warp matrix
+# products) was measured faster than the float and int8dot paths}. NVIDIA H200, 4096 x 14336, f16 x,
 # kernel alone, cold (sweeps 9-11, docs/bench/2026-11-25-h200-mma.md; nf4 and fp4 nested). Float ->
 # mma at M = 8: nf4 55.3 -> 26.8 us, fp4 55.3 -> 26.6, int8 row 57.4 -> 21.7, int4 row 56.4 -> 20.7,
 # int2 row 55.9 -> 22.4, blockwise8 69.7 -> 41.4; nf4 at M = 2 and 4: 29.4 -> 23.2, 37.8 -> 23.7 (the
@@ -69,7 +69,10 @@ def default_lane_group(target: Target) -> bool:
 # M = 8: q4_1 32.0 -> 25.8, q4_0 31.8 -> 27.9 (word loads); at M = 2 and 4 int8dot was faster (q4_1
 # 15.8 and 20.9 against 25.3 and 25.5); q5_0 within 5%, q8_0 slower (40.4 against 37.9). Public calls
 # at M = 8 (both launches of int8dot, run 24): q5_1 36.6 -> 32.5 us cold, 34.6 -> 31.2 hot; run 25
-# (two codes at a time): q4_0 34.1 -> 26.1, q8_0 40.0 -> 38.1 (within 5%: int8dot stays).
+# (two codes at a time): q4_0 34.1 -> 26.1, q8_0 40.0 -> 38.1 (within 5%: int8dot stays). bf16 x (run
+# 26, public calls, M = 8, cold): nf4 55.4 -> 26.7, fp4 55.2 -> 26.4, int4 56.5 -> 20.6, q4_0 34.5 ->
+# 28.3, q4_1 34.9 -> 26.3, q5_1 36.8 -> 32.6; at M = 1 float and int8dot stayed ahead, as with f16.
+# The least M of f16's table is taken for bf16 too (bf16 was timed at M = 1 and 8 only).
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1,
                               "q4_0": 8, "q4_1": 8, "q5_1": 8}),
@@ -78,7 +81,7 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
-    if target.mma and dtype == "f16" and m >= FASTER_MMA.get(target.backend, {}).get(fmt.name, MAX_M + 1):
+    if target.mma and dtype in ("f16", "bf16") and m >= FASTER_MMA.get(target.backend, {}).get(fmt.name, MAX_M + 1):
         return "mma"
     if not is_int8dot_weight(fmt):
         return "float"

@@ -109,10 +109,8 @@ class Dialect:
         """Definitions of the helpers `body` calls, directly or through other helpers, in the
         dialect's order (every helper when body is None)."""
         table = self.helpers()
-        if body is None:
-            return list(table.values())
-        used: set[str] = set()
-        todo = [body]
+        used: set[str] = set(table) if body is None else set()
+        todo = [body] if body is not None else []
         while todo:
             for name in _HELPER_CALL.findall(todo.pop()):
                 if name in table and name not in used:

@@ -24,8 +24,8 @@ from .dequantize import chunk_code_at
 from .spec import (WORD_LOADS, OpSpec, Output, Request, load_align, low_pow2, one_scale_per_block, table_locals,
                    weight_args)
 
-CHUNK = 32  # elements a lane decodes at a time: 8 of them go into each of its 4 products of a step
-FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (f16 pairs), 2 of x
+CHUNK = 32  # elements a lane decodes at a time: 4 of them go into each of the step's 8 products
+FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (16-bit pairs), 2 of x
 
 
 def accepts(fmt) -> bool:

@@ -102,8 +102,9 @@ def _context(req: Request) -> dict:
     # q4_0 25.5 -> 19.3 us at M = 1, 28.0 -> 25.9 at M = 8; q8_0 33.0 -> 31.7 and 40.6 -> 38.1; q5_0,
     # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
     pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and req.dtype == "f16" else []
-    return dict(ept=CHUNK, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, tables=tables,
-                args=args + local_arrays, tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, word_loads=word_loads, wg=wg)  # fmt: skip
+    return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
+                pairs=pairs, **(_pair_terms(fmt) if pairs else {}), tables=tables, args=args + local_arrays,
+                tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

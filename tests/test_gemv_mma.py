@@ -38,20 +38,27 @@ def test_gemv_mma_matches_rounded_weight_product(v, m, device, rng, poisoned):
     assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
 
 
+def _run(op: str, qt, x, inputs: dict, **params):
+    """y [M, N] (f16 x) from one launch of a plan of `op` rendered with `params`, on the first OpenCL
+    device; inputs: the activations' launch values. Returns (y as float64, the kernel source)."""
+    from qkgen.runtime.plan import Plan
+
+    dev = qkgen.backends.open_device("opencl", DEVICES[0])
+    plan = Plan.make(dev, op, qt.format, dtype="f16", **params)
+    (n, k), m = qt.shape, x.shape[0]
+    sizes = {"N": n, "K": k, "M": m}
+    (buf, arr, _), = plan.outputs(sizes).values()
+    plan.launch({"data": qt.data, "y": buf, **inputs}, sizes)
+    return dev.download(arr, "f16", m * n).reshape(m, n).astype(np.float64), plan.ks.source
+
+
 @needs_opencl
 @pytest.mark.parametrize("tiles, wg", [(2, 64), (3, 128), (4, 32)])
 def test_gemv_mma_tiles_and_warps(tiles, wg, rng, poisoned):
     """Other tilings compute the same product (several tiles a warp, fewer or more warps)."""
-    from qkgen.runtime.plan import Plan
-
-    dev = qkgen.backends.open_device("opencl", DEVICES[0])
     qt = qkgen.quantize(rng.standard_normal((70, 8 * 32 + 32)).astype(np.float32), "q4_1")
     x = check.gemv_x(rng, 5, qt.shape[1], "f16")
-    plan = Plan.make(dev, "gemv_mma", qt.format, dtype="f16", tiles=tiles, wg=wg)
-    sizes = {"N": 70, "K": qt.shape[1], "M": 5}
-    (buf, arr, _), = plan.outputs(sizes).values()
-    plan.launch({"data": qt.data, "x": x, "y": buf}, sizes)
-    y = dev.download(arr, "f16", 5 * 70).reshape(5, 70)
+    y, _ = _run("gemv_mma", qt, x, {"x": x}, tiles=tiles, wg=wg)
     err, bound = check.gemv_error(y, x, qt, "f16", rounded=True)
     assert not (err > bound).any()
 
@@ -83,19 +90,13 @@ def test_word_loads_of_two_byte_aligned_blocks(op, fmt, rng, poisoned):
     boundary below, shifted; odd block counts put half the blocks 2 bytes past a word."""
     from qkgen.kernels.ops.int8dot import int8dot_reference
     from qkgen.runtime.api import quantize_q8_1_device
-    from qkgen.runtime.plan import Plan
 
-    dev = qkgen.backends.open_device("opencl", DEVICES[0])
     qt = qkgen.quantize(rng.standard_normal((37, 5 * 32)).astype(np.float32), fmt)
     x = check.gemv_x(rng, 3, qt.shape[1], "f16")
     kw = {"mmax": 8} if op == "gemv_int8dot" else {}
-    plan = Plan.make(dev, op, qt.format, dtype="f16", word_loads=True, **kw)
-    assert "w_sh" in plan.ks.source and "word_loads=1" in plan.ks.source
-    sizes = {"N": 37, "K": qt.shape[1], "M": 3}
-    (buf, arr, _), = plan.outputs(sizes).values()
     xin = {"xq": quantize_q8_1_device(x, backend="opencl", device=DEVICES[0])} if op == "gemv_int8dot" else {"x": x}
-    plan.launch({"data": qt.data, "y": buf, **xin}, sizes)
-    y = dev.download(arr, "f16", 3 * 37).reshape(3, 37).astype(np.float64)
+    y, source = _run(op, qt, x, xin, word_loads=True, **kw)
+    assert "w_sh" in source and "word_loads=1" in source
     if op == "gemv_mma":
         err, bound = check.gemv_error(y, x, qt, "f16", rounded=True)
         assert not (err > bound).any()

@@ -8,6 +8,7 @@ must lie within the f32 accumulation bound of the float64 product.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,20 +103,13 @@ def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = Fal
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
 
 
-def _check_gemv(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
-    """y = x @ W.T with M = 3, within gemv_error's bound."""
-    qt = gemv_sample(fmt, rng, v)
+def _check_gemv(v: dict, fmt: Format, rng, backend, device, path: str = "float") -> tuple[bool, float]:
+    """y = x @ W.T with M = 3 on `path`, within gemv_error's bound (the mma path's against W rounded
+    to x's dtype, as that path takes it)."""
+    qt = gemv_sample(fmt, rng, v, op="gemv_mma" if path == "mma" else "gemv")
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
-    err, bound = gemv_error(api.gemv(qt, x, path="float", backend=backend, device=device), x, qt, v["dtype"])
-    return bool(np.all(err <= bound)), float(err.max())
-
-
-def _check_gemv_mma(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
-    """y = x @ W.T on the mma path with M = 3, against the product with W rounded to x's dtype."""
-    qt = gemv_sample(fmt, rng, v, op="gemv_mma")
-    x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
-    y = api.gemv(qt, x, path="mma", backend=backend, device=device)
-    err, bound = gemv_error(y, x, qt, v["dtype"], rounded=True)
+    y = api.gemv(qt, x, path=path, backend=backend, device=device)
+    err, bound = gemv_error(y, x, qt, v["dtype"], rounded=path == "mma")
     return bool(np.all(err <= bound)), float(err.max())
 
 
@@ -233,7 +227,7 @@ def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
 
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
-          "gemv_int8dot": _check_gemv_int8dot, "gemv_mma": _check_gemv_mma, "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
+          "gemv_int8dot": _check_gemv_int8dot, "gemv_mma": functools.partial(_check_gemv, path="mma"), "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
           "repack_planes": _check_repack_planes, "exact_sum": _check_exact_sum}  # fmt: skip
 

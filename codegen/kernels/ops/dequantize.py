@@ -33,8 +33,13 @@ def chunking(req: Request, whole_blocks: bool = False, cap: int | None = None) -
     chunk_bytes = ept // fmt.per_byte if whole or fmt.pack != "split" else ept
     if ept > limit or limit % ept or chunk_bytes % 4 or ept % fmt.per_byte:
         raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")
-    align = load_align(fmt, fmt.codes_field, chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
-    return ept, chunk_bytes, align
+    return ept, chunk_bytes, code_load_align(fmt, chunk_bytes)
+
+
+def code_load_align(fmt, chunk_bytes: int) -> int:
+    """The alignment of a chunk's run of code bytes: from the block's layout for inline rows; a
+    separate codes array is taken as 16-byte aligned, so its chunks as aligned as their size allows."""
+    return load_align(fmt, fmt.codes_field, chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
 
 
 def chunk_code_at(req: Request, ept: int) -> tuple[Sym, Sym]:

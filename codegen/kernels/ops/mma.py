@@ -20,9 +20,9 @@ from ...formats import family_of, locate
 from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
-from .dequantize import chunk_code_at
-from .spec import (WORD_LOADS, OpSpec, Output, Request, load_align, low_pow2, one_scale_per_block, table_locals,
-                   weight_args)
+from ..dialects.base import half_bits
+from .dequantize import chunk_code_at, code_load_align
+from .spec import WORD_LOADS, OpSpec, Output, Request, one_scale_per_block, table_locals, weight_args
 
 CHUNK = 32  # elements a lane decodes at a time: 4 of them go into each of the step's 8 products
 FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (16-bit pairs), 2 of x
@@ -62,8 +62,6 @@ def f16_pairs(fmt) -> list[tuple[int, int, int, int]]:
 def _pair_terms(fmt) -> dict:
     """The template values of f16_pairs: the two-code mask, the sign flip of signed codes (q ^ 2^(bits-1)
     is q + 2^(bits-1) in offset form) and the bias as an f16 pair of 1024 + bias."""
-    from ..dialects.base import half_bits
-
     half = 2 ** (fmt.bits - 1)
     bias = half if fmt.code == "signed" else fmt.zero
     flip = half * 0x10001 if fmt.code == "signed" else 0
@@ -77,7 +75,7 @@ def _context(req: Request) -> dict:
         raise QKGenValueError(f"blocksize: {limit}; gemv_mma decodes {CHUNK}-element chunks under one scale; "
                               f"allowed: a multiple of {CHUNK}")  # fmt: skip
     chunk_bytes = CHUNK // fmt.per_byte
-    align = load_align(fmt, fmt.codes_field, chunk_bytes) if fmt.inline else min(16, low_pow2(chunk_bytes))
+    align = code_load_align(fmt, chunk_bytes)
     # tiles: 16-row tiles per warp (each activation fragment serves them all); wg: warps of 32 lanes
     # that split K between them (warp w takes steps w, w + warps, ...) and add up in local memory.
     # Sweep 9 (H200, 4096 x 14336, f16 x, kernel alone, cold; docs/bench/2026-11-25-h200-mma.md): one

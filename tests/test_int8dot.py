@@ -283,7 +283,7 @@ def test_new_ops_render_everywhere_with_unique_names(backend):
             names.add(ks.name)
     assert len(names) == sum(len(list(variants(op))) for op in NEW_OPS)
     assert {v["format"] for v in variants("gemv_int8dot")} == set(INT8DOT_FORMATS) == {
-        "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"}
+        "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4"}
     assert set(BLOCK_FORMATS) == {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}
     assert {v["format"] for v in variants("quantize_q8_1")} == {"q8_1"}
 

@@ -1,5 +1,6 @@
-"""The integer-dot GEMV path for the K-quant rows (Q2_K .. Q6_K: 256-element super-blocks, sub-block
-scales of 16 or 32 elements, mins, high-bit planes) on Intel's CPU OpenCL runtime and SYCL on it.
+"""The integer-dot GEMV path for the super-block rows (Q2_K .. Q6_K: 256-element super-blocks, sub-block
+scales of 16 or 32 elements, mins, high-bit planes; MXFP4 and NVFP4: E2M1 table codes looked up as
+signed bytes, float sub-block scales) on Intel's CPU OpenCL runtime and SYCL on it.
 
 gemv_int8dot is checked against int8dot_terms (the path's own definition: the reference q8_1 of x,
 integer sums per sub-block, the same formula in float64) within an f32 rounding bound, and by a
@@ -32,7 +33,8 @@ from qkgen.runtime.api import quantize_q8_1_device
 from qkgen.runtime.plan import Plan
 
 KQUANTS = ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k"]
-REFUSED = ["q8_k", "mxfp4", "nvfp4"]
+ROWS = [*KQUANTS, "mxfp4", "nvfp4"]
+REFUSED = ["q8_k"]
 ACT = F.get("q8_1")
 EPS = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}  # half an ulp of the output, relative
 TINY = {"f32": 1e-30, "f16": 2.0**-25, "bf16": 1e-30}  # and absolute (f16 subnormals)
@@ -56,7 +58,7 @@ def f64(a, dtype: str) -> np.ndarray:
 @functools.cache
 def weight(fmt: str, n: int, k: int = K, seed: int = 0) -> qkgen.QTensor:
     """Random non-zero weights (a few outliers) quantized by the reference codec."""
-    rng = np.random.default_rng([seed, n, k, KQUANTS.index(fmt)])
+    rng = np.random.default_rng([seed, n, k, ROWS.index(fmt)])
     w = rng.standard_normal((n, k)).astype(np.float32)
     w.flat[rng.integers(0, w.size, 3)] *= 8.0
     return reference.quantize(w, fmt)
@@ -78,9 +80,9 @@ def nmse(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> float:
     return float(((y - x @ w.T) ** 2).sum() / ((x**2) @ (w**2).T).sum())
 
 
-def test_the_op_takes_the_k_quants_and_refuses_the_rest():
+def test_the_op_takes_the_super_block_rows_and_refuses_the_rest():
     formats = set(get_op("gemv_int8dot").formats())
-    assert set(KQUANTS) <= formats and not set(REFUSED) & formats
+    assert set(ROWS) <= formats and not set(REFUSED) & formats
     for name in REFUSED:
         with pytest.raises(qkgen.QKGenValueError, match=f"format: gemv_int8dot does not take {name}; allowed: "):
             render("gemv_int8dot", name, "cuda")
@@ -90,7 +92,7 @@ def test_the_op_takes_the_k_quants_and_refuses_the_rest():
 @pytest.mark.parametrize("n", [1, 5, 67])
 @pytest.mark.parametrize("m", [1, 3, 8])
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("fmt", KQUANTS)
+@pytest.mark.parametrize("fmt", ROWS)
 def test_gemv_int8dot(fmt, dtype, m, n, backend, rng, poisoned):
     qt = weight(fmt, n)
     x = host(rng.standard_normal((m, K)).astype(np.float32), dtype)
@@ -103,7 +105,7 @@ def test_gemv_int8dot(fmt, dtype, m, n, backend, rng, poisoned):
     assert nmse(got, x32.astype(np.float64), reference.dequantize(qt).astype(np.float64)) < NMSE_MAX
 
 
-@pytest.mark.parametrize("fmt", KQUANTS)
+@pytest.mark.parametrize("fmt", ROWS)
 def test_the_reference_is_the_product_of_the_dequantized_operands(fmt, rng):
     # int8dot_reference differs from dequantize(W) @ dequantize(q8_1 of x) only by f32 roundings
     # (dequantize's) and, for mins over whole q8_1 blocks, by s_x, the f16 of d_x * sum q_x.
@@ -117,24 +119,37 @@ def test_the_reference_is_the_product_of_the_dequantized_operands(fmt, rng):
     assert np.all(np.abs(int8dot_reference(qt, x) - xd @ w.T) <= bound)
 
 
+# the scale byte that stands for 1 in the float sub-block scales: 2^(128 - 128); UE4M3 2.0 (0x40), halved
+UNIT_SCALE_BYTE = {"e8m0_half": 128, "ue4m3_half": 0x40}
+
+
 def single_code_weight(fmt: F.Format, k: int) -> tuple[qkgen.QTensor, float]:
     """A [k, k] weight whose row r has one nonzero value, at element r (d = 1, every sub-block
-    scale 1, dmin and every min 0), and that value."""
-    top = (1 << fmt.bits) - 1
-    codes = np.full((k, k), fmt.zero, np.int64)
+    scale 1, dmin and every min 0; table rows: the table's largest value), and that value."""
+    if fmt.code == "table":
+        zero, top = fmt.table.index(0.0), int(np.argmax(fmt.table))
+        value = fmt.table[top]
+    else:
+        zero, top = fmt.zero, (1 << fmt.bits) - 1
+        value = float(top - fmt.zero)
+    codes = np.full((k, k), zero, np.int64)
     codes[np.arange(k), np.arange(k)] = top
     nb = k * k // fmt.block
     data = reference.pack_codes(codes, fmt, k * k).reshape(nb, fmt.block_bytes)
-    ones = np.ones((nb, fmt.sub_count), np.int32)
     at = fmt.offsets[fmt.scales_field]
-    data[:, at : at + fmt.member(fmt.scales_field).nbytes] = encode(fmt.sub_scales, ones, 0 * ones if fmt.has_min else None)
-    data[:, fmt.offsets["d"] : fmt.offsets["d"] + 2] = np.array([1.0], "<f2").view(np.uint8)  # dmin stays 0
+    if fmt.sub_scales in UNIT_SCALE_BYTE:
+        data[:, at : at + fmt.sub_count] = UNIT_SCALE_BYTE[fmt.sub_scales]
+    else:
+        ones = np.ones((nb, fmt.sub_count), np.int32)
+        scales = encode(fmt.sub_scales, ones, 0 * ones if fmt.has_min else None)
+        data[:, at : at + fmt.member(fmt.scales_field).nbytes] = scales
+        data[:, fmt.offsets["d"] : fmt.offsets["d"] + 2] = np.array([1.0], "<f2").view(np.uint8)  # dmin stays 0
     qt = qkgen.QTensor(format=fmt, shape=(k, k), data=data.reshape(-1), blocksize=fmt.block)
-    return qt, float(top - fmt.zero)
+    return qt, value
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("fmt", KQUANTS)
+@pytest.mark.parametrize("fmt", ROWS)
 def test_each_weight_element_meets_its_own_activation(fmt, backend, rng, poisoned):
     # Row r's only nonzero code is element r: y[m, r] must be value * (x[m, r] through q8_1), exactly
     # but for two f32 roundings (d_x * sumi, then the scale): every slot, unit, sub-block and plane.
@@ -158,7 +173,7 @@ def test_k_must_be_whole_super_blocks(fmt, backend, rng):
 
 @pytest.mark.skipif(OPENCL_WHY is not None, reason=f"OpenCL: {OPENCL_WHY}")
 @pytest.mark.parametrize("mmax, dtype", [(1, "f32"), (8, "bf16"), (8, "f16")])
-@pytest.mark.parametrize("fmt", KQUANTS)
+@pytest.mark.parametrize("fmt", ROWS)
 def test_without_sub_groups_and_dot4(fmt, mmax, dtype, rng):
     """What NVIDIA's OpenCL C 1.2 gets (local-memory trees, the portable dot product, no fp16
     arithmetic), compiled for and run on the CPU device."""
@@ -183,7 +198,7 @@ def test_without_sub_groups_and_dot4(fmt, mmax, dtype, rng):
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", KQUANTS)
+@pytest.mark.parametrize("fmt", ROWS)
 def test_dot_product_forms(fmt):
     assert "__dp4a(" in render("gemv_int8dot", fmt, "cuda", dtype="f16").source
     assert "dot_4x8packed_ss_int(" in render("gemv_int8dot", fmt, "opencl-intel-gpu").source
@@ -192,14 +207,42 @@ def test_dot_product_forms(fmt):
         assert "dot_4x8packed" not in src and "qk_dot4_i8(" in src and "(int)(char)" in src
 
 
+@pytest.mark.parametrize("words", [False, True])
 @pytest.mark.parametrize("backend", TARGET_BACKENDS)
-@pytest.mark.parametrize("fmt", KQUANTS)
-def test_two_byte_aligned_super_blocks_get_two_byte_loads(fmt, backend):
+@pytest.mark.parametrize("fmt", ROWS)
+def test_loads_never_wider_than_the_code_runs_alignment(fmt, backend, words):
+    """2-byte aligned rows (q3_k, q6_k): 16-bit pairs, or (word_loads, CUDA's default) words from the
+    boundary at or 2 bytes below the run, shifted; 1-byte aligned ones (mxfp4): bytes, or words from
+    the boundary at or below the run put together by funnel shifts; wider-aligned rows: wide loads."""
     row = F.get(fmt)
-    body = render("gemv_int8dot", fmt, backend).source.split("void gemv_int8dot_", 1)[1]
-    # code words are read through cp / hp, pointers into the block
-    wide = re.search(r"(uint|uint4|uint2|vec<uint, \d>)\*\)\(?(bp|cp|hp)\b", body)
-    if row.block_align == 2:
-        assert not wide and "ushort*)cp)" in body, (fmt, backend)
+    body = render("gemv_int8dot", fmt, backend, word_loads=words).source.split("void gemv_int8dot_", 1)[1]
+    # code words are read through cp / hp, pointers into the block (the words from a boundary below aside)
+    below = re.findall(r"uint\*\)\((cp|hp) - (w|wh)_(sh / 8u|r)\)", body)
+    wide = re.search(r"(uint|uint4|uint2|vec<uint, \d>)\*\)\(?(bp|cp|hp)\b", re.sub(r"uint\*\)\((cp|hp) - ", "", body))
+    if row.block_align in (1, 2):
+        assert not wide, (fmt, backend)
+        assert bool(below) == words, (fmt, backend)
+        assert ("ushort*)cp)" if row.block_align == 2 else "uchar*)cp)") in body, (fmt, backend)
     else:
-        assert wide, (fmt, backend)
+        assert wide and not below, (fmt, backend)
+
+
+@pytest.mark.skipif(OPENCL_WHY is not None, reason=f"OpenCL: {OPENCL_WHY}")
+@pytest.mark.parametrize("fmt", ["q3_k", "q6_k", "mxfp4"])
+def test_word_loads_of_unaligned_runs(fmt, rng, poisoned):
+    """word_loads on the CPU device: the 2-byte aligned runs of q3_k and q6_k and the 1-byte
+    aligned ones of mxfp4 (17-byte blocks: every start mod 4 in 37 rows of 40 blocks) as shifted
+    4-byte words, against the f32 bound of int8dot_terms."""
+    dev = open_device("opencl", None)
+    ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=8, word_loads=True)
+    assert "word_loads=1" in ks.source
+    n, m = 37, 3
+    qt = weight(fmt, n)
+    x = host(rng.standard_normal((m, K)).astype(np.float32), "f16")
+    plan = Plan(dev, ks)
+    sizes = dict(N=n, K=K, M=m)
+    ((buf, arr, dt),) = plan.outputs(sizes).values()
+    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
+    y = f64(dev.download(arr, dt, m * n).reshape(m, n), "f16")
+    ok, worst = within_f32_bound(y, qt, reference.host_f32(x, "f16"), "f16")
+    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"

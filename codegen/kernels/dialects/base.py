@@ -51,6 +51,19 @@ _DOT4_PORTABLE = """\
                + (int)(char)((a >> 24) & 0xffu) * (int)(char)((b >> 24) & 0xffu);
 }"""
 
+_LUT16_PORTABLE = """\
+/* byte i of the result: entry (byte i of v, 0..15) of the 16-byte table t0..t3 (entry e is byte
+   e % 4 of word e / 4) */
+{inline} uint qk_lut16(uint v, uint t0, uint t1, uint t2, uint t3) {
+    uint r = 0u;
+    for (uint i = 0u; i < 32u; i += 8u) {
+        const uint e = (v >> i) & 15u;
+        const uint w = e < 8u ? (e < 4u ? t0 : t1) : (e < 12u ? t2 : t3);
+        r |= ((w >> ((e & 3u) * 8u)) & 0xffu) << i;
+    }
+    return r;
+}"""
+
 _HELPER_CALL = re.compile(r"\b(qk_\w+)\(")
 
 
@@ -99,7 +112,7 @@ class Dialect:
     def helpers(self) -> dict[str, str]:
         """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
-                "qk_dot4_i8": self._spell(_DOT4_PORTABLE),
+                "qk_dot4_i8": self._spell(_DOT4_PORTABLE), "qk_lut16": self._spell(_LUT16_PORTABLE),
                 **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()}}  # fmt: skip
 
     def _spell(self, c: str) -> str:
@@ -295,6 +308,10 @@ class Dialect:
     def vget(self, var: str, i: int) -> str:
         return f"{var}.{'xyzw'[i]}"
 
+    def funnel_r(self, lo: str, hi: str, shift: str) -> str:
+        """Bits shift .. shift + 31 of the 64-bit hi:lo, shift in 0..31 (0: lo)."""
+        return f"({shift} ? ({lo} >> {shift}) | ({hi} << (32u - {shift})) : {lo})"
+
     def load_u32(self, dst: str, src: str, nbytes: int, align: int, words: bool = False) -> str:
         """Statements that fill uint dst[nbytes/4] from the global bytes at src (loads.load_u32)."""
         return loads.load_u32(self, dst, src, nbytes, align, words)
@@ -426,6 +443,11 @@ class Dialect:
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         """acc + dot of the four signed bytes of uint a and uint b (portable form: a helper)."""
         return f"qk_dot4_i8({a}, {b}, {acc})"
+
+    def lut16(self, v: str, table: list[str]) -> str:
+        """Four bytes looked up at once: byte i of uint v (0..15) -> entry v_i of the 16-byte table
+        held in four uint words (`table`, C literals; entry e is byte e % 4 of word e / 4)."""
+        return f"qk_lut16({v}, {', '.join(table)})"
 
     def sub_f16x2(self, a: str, b: str) -> str:
         """The f16 pair a - b of uint pairs (exact results only: see _HALF2)."""

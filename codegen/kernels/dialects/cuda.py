@@ -47,6 +47,22 @@ __device__ __forceinline__ void qk_mma_{t}(float* c, uint a0, uint a1, uint a2, 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }}""" for t in ("f16", "bf16")},
+    "qk_lut16": """\
+/* byte i of the result: entry (byte i of v, 0..15) of the 16-byte table t0..t3 (entry e is byte
+   e % 4 of word e / 4), by byte permutes: entry e & 7 from each half of the table, then bit 3 of e
+   picks the half */
+__device__ __forceinline__ uint qk_lut16(uint v, uint t0, uint t1, uint t2, uint t3) {
+    /* a permute selector holds byte i's choice in nibble i: gather the four bytes' low 3 bits */
+    uint s = (v & 0x07070707u) | ((v & 0x07070707u) >> 4);
+    s = (s & 0xffu) | ((s >> 8) & 0xff00u);
+    const uint lo = __byte_perm(t0, t1, s);
+    const uint hi = __byte_perm(t2, t3, s);
+    /* bit 3 of byte i at bit 4i, times 4: selector nibble i is i (lo's byte) or i + 4 (hi's) */
+    uint h = (v >> 3) & 0x01010101u;
+    h = (h | (h >> 4)) & 0x00110011u;
+    h = (h & 0xffu) | ((h >> 8) & 0xff00u);
+    return __byte_perm(lo, hi, 0x3210u | (h << 2));
+}""",
     "qk_warp_sum": """\
 /* the sum over the 32 lanes of a warp, by butterfly shuffles */
 __device__ __forceinline__ float qk_warp_sum(float x) {
@@ -133,6 +149,9 @@ class CUDADialect(Dialect):
 
     def pack_x2(self, dtype: str, lo: str, hi: str) -> str:
         return f"qk_pack_{dtype}x2({lo}, {hi})"
+
+    def funnel_r(self, lo: str, hi: str, shift: str) -> str:
+        return f"__funnelshift_r({lo}, {hi}, {shift})"
 
     def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
         """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma; targets with t.mma)."""

@@ -8,7 +8,8 @@ def load_u32(d, dst: str, src: str, nbytes: int, align: int, words: bool = False
     """Statements that fill uint dst[nbytes/4] from the global bytes at src (little-endian),
     with the widest loads that `align` (a power of two dividing src's address) allows. Vector
     loads go through named temporaries ({dst}_v0, ...). words (align 2, the 2 bytes before src
-    readable): 4-byte loads, see _shifted_words."""
+    readable): 4-byte loads, see _shifted_words; align 1 (the 3 bytes before src readable): see
+    _funnel_words."""
     assert nbytes % 4 == 0, nbytes
     nw = nbytes // 4
     lines = []
@@ -23,6 +24,8 @@ def load_u32(d, dst: str, src: str, nbytes: int, align: int, words: bool = False
         lines += [f"{dst}[{k}] = {d.gptr_cast('uint', src)}[{k}];" for k in range(nw)]
     elif align == 2 and words and nw > 1:
         return _shifted_words(d, dst, src, nw)
+    elif align == 1 and words and nw > 1:
+        return _funnel_words(d, dst, src, nw)
     elif align == 2:
         # 2-byte aligned blocks (q4_0, q5_0, q8_0): two 16-bit loads per word, never 4-byte ones.
         p = d.gptr_cast("ushort", src)
@@ -46,4 +49,24 @@ def _shifted_words(d, dst: str, src: str, nw: int) -> str:
     for k in range(nw):
         nxt = f"{dst}_u[{k + 1}]" if k + 1 < nw else f"{dst}_t"
         lines.append(f"{dst}[{k}] = {dst}_sh ? ({dst}_u[{k}] >> 16) | ({nxt} << 16) : {dst}_u[{k}];")
+    return "\n".join(lines)
+
+
+def _funnel_words(d, dst: str, src: str, nw: int) -> str:
+    """A run of nw words at any byte address as 4-byte loads from the word boundary at or below
+    src, each output word put together from two of them (a funnel shift right by 8r bits, r = src
+    % 4). The r bytes past the last whole word come from a 16-bit load at the even address 2 or 3
+    bytes before the run's end and a byte load of its last byte, never from a word that could pass
+    the buffer's end: nw + 2 loads where bytes take 4 nw."""
+    u = d.gptr_cast("uint", f"({src} - {dst}_r)")
+    lines = [f"const uint {dst}_r = (uint)((size_t){src} & 3u);  /* the run starts r bytes past a word */",
+             f"uint {dst}_u[{nw}];", f"for (uint k = 0; k < {nw}u; ++k) {dst}_u[k] = {u}[k];",
+             f"/* the r bytes after the last whole word: r = 1 the last byte, r = 2 the run's last 16 bits,",
+             f"   r = 3 the 16 bits before its last byte and that byte (h: the 16 bits at an even address) */",
+             f"const uint {dst}_h = (uint){d.gptr_cast('ushort', f'({src} + {4 * nw - 2}u - ({dst}_r & 1u))')}[0];",
+             f"const uint {dst}_b = (uint){d.gptr_cast('uchar', src)}[{4 * nw - 1}];",
+             f"const uint {dst}_t = {dst}_r == 1u ? {dst}_b : {dst}_r == 2u ? {dst}_h : {dst}_h | ({dst}_b << 16);"]  # fmt: skip
+    for k in range(nw):
+        nxt = f"{dst}_u[{k + 1}]" if k + 1 < nw else f"{dst}_t"
+        lines.append(f"{dst}[{k}] = {d.funnel_r(f'{dst}_u[{k}]', nxt, f'{dst}_r * 8u')};")
     return "\n".join(lines)

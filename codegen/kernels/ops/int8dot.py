@@ -3,9 +3,11 @@ to q8_1 on the device (quantize_q8_1, bit-identical to the reference codec), the
 block meets the activation block of the same K range in 4-way int8 dot products (gemv_int8dot).
 Weight rows qualify by their facts: inline blocks of the activation's block size whose codes fit
 a signed byte and whose 4-byte code groups cover four consecutive elements; or super-blocks of
-whole activation blocks (K-quants) with integer sub-block scales of whole code words, each code
-plane split-packed in runs of whole activation blocks, so the 32 codes one q8_1 block meets are
-one run of 32 bytes per plane, one byte per element, at one slot.
+whole activation blocks (K-quants, MXFP4, NVFP4) with a scale per sub-block of whole code words,
+each code plane split-packed in runs of whole activation blocks (the 32 codes one q8_1 block meets
+are one run of 32 bytes per plane, one byte per element, at one slot) or in units of one sub-block
+(its slots one after another). Table codes qualify when every table value is an integer that fits
+a signed byte (E2M1 doubled): the kernel looks the codes up four at a time.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from ...errors import QKGenValueError
 from ...formats import get, locate
 from ...formats import reference as ref
 from ...formats.layout import LAYOUTS, field_planes, plane_load_align
-from ...formats.row import SUB_SCALES_TIMES_D
 from ...formats.subscales import block_scales
 from ..cexpr import Sym, bare
 from ..source import Arg
@@ -46,16 +47,27 @@ def is_block_weight(fmt) -> bool:
 
 
 def is_sub_block_weight(fmt) -> bool:
-    """Super-block rows (K-quants): integer sub-block scales times d (and dmin) that the decode reads
-    (dequantize's `decodes`), sub-blocks of whole code words tiling the activation block, unsigned
-    codes of at most 7 bits (the raw code is a signed byte), and every code plane split-packed in
-    runs of whole activation blocks (a q8_1 block's codes: one run of bytes per plane, one slot)."""
+    """Super-block rows (K-quants, MXFP4, NVFP4): a scale per sub-block (and a min) that the decode
+    reads (dequantize's `decodes`), sub-blocks of whole code words tiling the activation block,
+    unsigned codes of at most 7 bits (the raw code is a signed byte) or a table of signed bytes
+    (byte_table), and every code plane split-packed in runs of whole activation blocks (a q8_1
+    block's codes: one run of bytes per plane, one slot) or in units of one sub-block."""
     act = get(ACT)
-    if not (fmt.inline and decodes(fmt) and fmt.sub_scales in SUB_SCALES_TIMES_D and fmt.block % act.block == 0):
+    if not (fmt.inline and decodes(fmt) and fmt.sub_scales and fmt.block % act.block == 0):
         return False
     tiles = act.block % fmt.sub_block == 0 and fmt.sub_block % 4 == 0
-    runs = all(p.pack == "split" and p.run % act.block == 0 for p in fmt.planes)
-    return tiles and runs and fmt.code == "unsigned" and fmt.step == 1 and fmt.bits <= 7 and not fmt.has_field("s")
+    runs = all(p.pack == "split" and (p.run % act.block == 0 or (p.unit == fmt.sub_block and p.run % 4 == 0))
+               for p in fmt.planes)  # fmt: skip
+    codes = (fmt.code == "unsigned" and fmt.step == 1 and fmt.bits <= 7) or byte_table(fmt) is not None
+    return tiles and runs and codes and not fmt.has_field("s")
+
+
+def byte_table(fmt) -> tuple[int, ...] | None:
+    """A 16-entry table code's values as signed bytes, when every one is an integer in -128..127
+    (MXFP4's E2M1 doubled), else None."""
+    if fmt.code != "table" or len(fmt.table) != 16 or any(v != int(v) or not -128 <= v <= 127 for v in fmt.table):
+        return None
+    return tuple(int(v) for v in fmt.table)
 
 
 # ---- quantize_q8_1 ----
@@ -207,16 +219,26 @@ def _check_local_bytes(args: list, mmax: int, slices: int, wg: int) -> None:
 def _plane_chunk(fmt, ept: int, plane: int) -> dict:
     """Where the codes of a chunk of `ept` elements starting at super-block element eb sit in a code
     plane: its first byte and slot (C, from locate()), the load alignment of its run of ept bytes,
-    the slot's bit shift (C; empty at slot 0) and the byte mask."""
+    the slot's bit shift (C; empty at slot 0) and the byte mask. A plane of runs shorter than the
+    chunk (the chunk is one whole unit, is_sub_block_weight): its run of bytes, loaded once, and
+    `spread`, (loaded word, bit shift) of each chunk word k: word k % (run / 4), slot k / (run / 4)."""
     p = fmt.planes[plane]
+    if p.run < ept:
+        per = p.run // 4
+        # the unit's run: eb is a multiple of the unit (0, and no eb in the template, where the chunk
+        # is the whole super-block)
+        byte = "0u" if ept == fmt.block else f"(eb / {p.unit}u) * {p.run}u"
+        return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot="0u", shift="",
+                    byte="" if byte == "0u" else byte, load=p.run, align=load_align(fmt, p.field, p.run), mask=int.from_bytes(bytes([p.mask]) * 4, "little"),
+                    spread=[(k % per, p.bits * (k // per)) for k in range(ept // 4)])  # fmt: skip
     e = Sym.var("eb", fmt.block)
     slot = bare(((e % p.unit) // p.run).c())
     byte = bare(locate(fmt, e, plane)[0].c())
     name = "slot" if plane == 0 else "hslot"
     shift = "" if slot == "0u" else f" >> {name}" if p.bits == 1 else f" >> ({name} * {p.bits}u)"
     return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot=slot,
-                byte="" if byte == "0u" else byte, shift=shift, align=load_align(fmt, p.field, ept),
-                mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
+                byte="" if byte == "0u" else byte, shift=shift, align=load_align(fmt, p.field, ept), load=ept,
+                mask=int.from_bytes(bytes([p.mask]) * 4, "little"), spread=None)  # fmt: skip
 
 
 def _sub_block_context(fmt, act) -> dict:
@@ -226,7 +248,11 @@ def _sub_block_context(fmt, act) -> dict:
     sum (isum) for mins of smaller sub-blocks and for the zero point (folded in integers:
     sum((q - zero) * q_x) = sumi - zero * isum)."""
     ept = fmt.sub_block  # is_sub_block_weight: it divides the activation block
-    return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept,
+    table = byte_table(fmt)
+    # the table as four words, value i in byte i % 4 of word i / 4 (qk_lut16's operands)
+    lut = None if table is None else ["0x%08xu" % int.from_bytes(bytes(v & 0xFF for v in table[i : i + 4]), "little")
+                                      for i in range(0, 16, 4)]  # fmt: skip
+    return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept, lut=lut,
                 planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
                 use_sx=fmt.has_min and ept == act.block, use_isum=bool(fmt.zero) or (fmt.has_min and ept < act.block),
                 act_align=load_align(act, "qs", ept))  # fmt: skip
@@ -284,6 +310,9 @@ def _sub_block_terms(qt, dx: np.ndarray, sx: np.ndarray, qx: np.ndarray) -> np.n
     per = act.block // sub  # sub-blocks per q8_1 block
     s, mn = block_scales(fmt, np.asarray(qt.data).reshape(-1, fmt.block_bytes))
     qw = ref.unpack_codes(qt).reshape(n, -1, sub).astype(np.int64) - fmt.zero
+    table = byte_table(fmt)
+    if table is not None:  # the code's table value, as the kernel looks it up
+        qw = np.asarray(table, dtype=np.int64)[qw]
     qxs = qx.reshape(qx.shape[0], -1, sub)
     dxs = np.repeat(dx, per, axis=1)  # [M, sub-blocks]
     terms = s.reshape(n, -1).astype(np.float64)[None] * (dxs[:, None] * np.einsum("mji,nji->mnj", qxs, qw))

@@ -20,10 +20,10 @@ from qkgen.runtime.api import quantize_q8_1_device
 rng = np.random.default_rng(0)
 cases = [("nf4", dict(nested=True)), ("fp4", {}), ("blockwise8", {}), ("q4_0", {}), ("q5_1", {}), ("q8_0", {}),
          ("int4", dict(scale_mode="group")), ("int1", dict(scale_mode="row")), ("q4_k", {}), ("q6_k", {}),
-         ("q3_k", {}), ("mxfp4", {})]
+         ("q3_k", {}), ("mxfp4", {}), ("nvfp4", {})]
 ops = set()
 for name, kw in cases:
-    kq, gg = name.endswith("_k"), name.startswith(("q", "mx"))  # K-quant super-blocks; GGUF blocks
+    kq, gg = name.endswith("_k") or name == "nvfp4", name.startswith(("q", "mx"))  # super-blocks; GGUF blocks
     k = 512 if kq else 320 if gg else 384
     qt = qkgen.quantize(rng.standard_normal((9, k)).astype(np.float32), name, **kw)
     odd = qkgen.quantize(rng.standard_normal((3, 256 if kq else 96 if gg else 333))

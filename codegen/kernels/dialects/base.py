@@ -51,17 +51,19 @@ _DOT4_PORTABLE = """\
                + (int)(char)((a >> 24) & 0xffu) * (int)(char)((b >> 24) & 0xffu);
 }"""
 
-_LUT16_PORTABLE = """\
-/* byte i of the result: entry (byte i of v, 0..15) of the 16-byte table t0..t3 (entry e is byte
-   e % 4 of word e / 4) */
-{inline} uint qk_lut16(uint v, uint t0, uint t1, uint t2, uint t3) {
-    uint r = 0u;
-    for (uint i = 0u; i < 32u; i += 8u) {
-        const uint e = (v >> i) & 15u;
-        const uint w = e < 8u ? (e < 4u ? t0 : t1) : (e < 12u ? t2 : t3);
-        r |= ((w >> ((e & 3u) * 8u)) & 0xffu) << i;
+_LUT16X8_PORTABLE = """\
+/* the eight 4-bit codes of w (nibble n: bits 4n..4n+3) as entries of the 16-byte table t0..t3
+   (entry e: byte e % 4 of word e / 4): byte i of *lo holds the entry of byte i's low nibble of w,
+   byte i of *hi that of its high nibble */
+{inline} void qk_lut16x8(uint w, uint t0, uint t1, uint t2, uint t3, uint* lo, uint* hi) {
+    uint r[2] = {0u, 0u};
+    for (uint n = 0u; n < 8u; ++n) {  /* nibble n: byte n / 2, its low (n even) or high half */
+        const uint e = (w >> (4u * n)) & 15u;
+        const uint t = e < 8u ? (e < 4u ? t0 : t1) : (e < 12u ? t2 : t3);
+        r[n & 1u] |= ((t >> ((e & 3u) * 8u)) & 0xffu) << (8u * (n >> 1));
     }
-    return r;
+    *lo = r[0];
+    *hi = r[1];
 }"""
 
 _HELPER_CALL = re.compile(r"\b(qk_\w+)\(")
@@ -112,7 +114,7 @@ class Dialect:
     def helpers(self) -> dict[str, str]:
         """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
-                "qk_dot4_i8": self._spell(_DOT4_PORTABLE), "qk_lut16": self._spell(_LUT16_PORTABLE),
+                "qk_dot4_i8": self._spell(_DOT4_PORTABLE), "qk_lut16x8": self._spell(_LUT16X8_PORTABLE),
                 **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()}}  # fmt: skip
 
     def _spell(self, c: str) -> str:
@@ -444,10 +446,11 @@ class Dialect:
         """acc + dot of the four signed bytes of uint a and uint b (portable form: a helper)."""
         return f"qk_dot4_i8({a}, {b}, {acc})"
 
-    def lut16(self, v: str, table: list[str]) -> str:
-        """Four bytes looked up at once: byte i of uint v (0..15) -> entry v_i of the 16-byte table
-        held in four uint words (`table`, C literals; entry e is byte e % 4 of word e / 4)."""
-        return f"qk_lut16({v}, {', '.join(table)})"
+    def lut16x8(self, w: str, table: list[str], lo: str, hi: str) -> str:
+        """The statement that looks up the eight 4-bit codes of uint w in the 16-byte table held in
+        four uint words (`table`, C literals; entry e is byte e % 4 of word e / 4): uint lo gets the
+        entries of the bytes' low nibbles, hi those of their high nibbles, one byte each."""
+        return f"qk_lut16x8({w}, {', '.join(table)}, &{lo}, &{hi});"
 
     def sub_f16x2(self, a: str, b: str) -> str:
         """The f16 pair a - b of uint pairs (exact results only: see _HALF2)."""

@@ -47,21 +47,21 @@ __device__ __forceinline__ void qk_mma_{t}(float* c, uint a0, uint a1, uint a2, 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }}""" for t in ("f16", "bf16")},
-    "qk_lut16": """\
-/* byte i of the result: entry (byte i of v, 0..15) of the 16-byte table t0..t3 (entry e is byte
-   e % 4 of word e / 4), by byte permutes: entry e & 7 from each half of the table, then bit 3 of e
-   picks the half */
-__device__ __forceinline__ uint qk_lut16(uint v, uint t0, uint t1, uint t2, uint t3) {
-    /* a permute selector holds byte i's choice in nibble i: gather the four bytes' low 3 bits */
-    uint s = (v & 0x07070707u) | ((v & 0x07070707u) >> 4);
-    s = (s & 0xffu) | ((s >> 8) & 0xff00u);
-    const uint lo = __byte_perm(t0, t1, s);
-    const uint hi = __byte_perm(t2, t3, s);
-    /* bit 3 of byte i at bit 4i, times 4: selector nibble i is i (lo's byte) or i + 4 (hi's) */
-    uint h = (v >> 3) & 0x01010101u;
-    h = (h | (h >> 4)) & 0x00110011u;
-    h = (h & 0xffu) | ((h >> 8) & 0xff00u);
-    return __byte_perm(lo, hi, 0x3210u | (h << 2));
+    "qk_lut16x8": """\
+/* the eight 4-bit codes of w (nibble n: bits 4n..4n+3) as entries of the 16-byte table t0..t3
+   (entry e: byte e % 4 of word e / 4): byte i of *lo holds the entry of byte i's low nibble of w,
+   byte i of *hi that of its high nibble. A byte permute reads its selector as four nibbles, so w's
+   codes (bits 0-2) select entries from each half of the table as they stand; bit 3 picks the half
+   (a nibble of 4 + n takes byte n of the upper half's result) */
+__device__ __forceinline__ void qk_lut16x8(uint w, uint t0, uint t1, uint t2, uint t3, uint* lo, uint* hi) {
+    const uint s = w & 0x77777777u;  /* bits 0-2 of each code */
+    /* nibble n: n % 4, plus 4 where code n's bit 3 is set (0x88888888) */
+    const uint half = 0x32103210u | ((w & 0x88888888u) >> 1);
+    const uint a = __byte_perm(__byte_perm(t0, t1, s), __byte_perm(t2, t3, s), half);  /* nibbles 0-3 */
+    const uint b = __byte_perm(__byte_perm(t0, t1, s >> 16), __byte_perm(t2, t3, s >> 16), half >> 16);
+    /* a and b hold the entries in nibble order (low, high, low, high): even bytes to lo, odd to hi */
+    *lo = __byte_perm(a, b, 0x6420u);
+    *hi = __byte_perm(a, b, 0x7531u);
 }""",
     "qk_warp_sum": """\
 /* the sum over the 32 lanes of a warp, by butterfly shuffles */

@@ -49,17 +49,26 @@ def is_block_weight(fmt) -> bool:
 def is_sub_block_weight(fmt) -> bool:
     """Super-block rows (K-quants, MXFP4, NVFP4): a scale per sub-block (and a min) that the decode
     reads (dequantize's `decodes`), sub-blocks of whole code words tiling the activation block,
-    unsigned codes of at most 7 bits (the raw code is a signed byte) or a table of signed bytes
-    (byte_table), and every code plane split-packed in runs of whole activation blocks (a q8_1
-    block's codes: one run of bytes per plane, one slot) or in units of one sub-block."""
+    and either unsigned codes of at most 7 bits (the raw code is a signed byte) with every code
+    plane split-packed in runs of whole activation blocks (a q8_1 block's codes: one run of bytes
+    per plane, one slot), or table codes of signed bytes in one plane of sub-block units
+    (table_pairs)."""
     act = get(ACT)
     if not (fmt.inline and decodes(fmt) and fmt.sub_scales and fmt.block % act.block == 0):
         return False
     tiles = act.block % fmt.sub_block == 0 and fmt.sub_block % 4 == 0
-    runs = all(p.pack == "split" and (p.run % act.block == 0 or (p.unit == fmt.sub_block and p.run % 4 == 0))
-               for p in fmt.planes)  # fmt: skip
-    codes = (fmt.code == "unsigned" and fmt.step == 1 and fmt.bits <= 7) or byte_table(fmt) is not None
-    return tiles and runs and codes and not fmt.has_field("s")
+    runs = all(p.pack == "split" and p.run % act.block == 0 for p in fmt.planes)
+    codes = fmt.code == "unsigned" and fmt.step == 1 and fmt.bits <= 7
+    return tiles and ((runs and codes) or table_pairs(fmt)) and not fmt.has_field("s")
+
+
+def table_pairs(fmt) -> bool:
+    """Table codes the kernel looks up eight at a time (qk_lut16x8): signed-byte values
+    (byte_table), one 4-bit plane whose unit is a sub-block of two runs, so each loaded word holds
+    the codes of chunk words k (low nibbles) and k + run / 4 (high nibbles)."""
+    (p, *more) = fmt.planes
+    return (byte_table(fmt) is not None and not more and p.pack == "split" and p.bits == 4
+            and p.unit == fmt.sub_block == 2 * p.run and p.run % 4 == 0)  # fmt: skip
 
 
 def byte_table(fmt) -> tuple[int, ...] | None:
@@ -220,17 +229,14 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
     """Where the codes of a chunk of `ept` elements starting at super-block element eb sit in a code
     plane: its first byte and slot (C, from locate()), the load alignment of its run of ept bytes,
     the slot's bit shift (C; empty at slot 0) and the byte mask. A plane of runs shorter than the
-    chunk (the chunk is one whole unit, is_sub_block_weight): its run of bytes, loaded once, and
-    `spread`, (loaded word, bit shift) of each chunk word k: word k % (run / 4), slot k / (run / 4)."""
+    chunk (table_pairs: the chunk is one whole unit): its run of bytes, loaded once."""
     p = fmt.planes[plane]
     if p.run < ept:
-        per = p.run // 4
         # the unit's run: eb is a multiple of the unit (0, and no eb in the template, where the chunk
         # is the whole super-block)
         byte = "0u" if ept == fmt.block else f"(eb / {p.unit}u) * {p.run}u"
         return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot="0u", shift="",
-                    byte="" if byte == "0u" else byte, load=p.run, align=load_align(fmt, p.field, p.run), mask=int.from_bytes(bytes([p.mask]) * 4, "little"),
-                    spread=[(k % per, p.bits * (k // per)) for k in range(ept // 4)])  # fmt: skip
+                    byte="" if byte == "0u" else byte, load=p.run, align=load_align(fmt, p.field, p.run))
     e = Sym.var("eb", fmt.block)
     slot = bare(((e % p.unit) // p.run).c())
     byte = bare(locate(fmt, e, plane)[0].c())
@@ -238,7 +244,7 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
     shift = "" if slot == "0u" else f" >> {name}" if p.bits == 1 else f" >> ({name} * {p.bits}u)"
     return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot=slot,
                 byte="" if byte == "0u" else byte, shift=shift, align=load_align(fmt, p.field, ept), load=ept,
-                mask=int.from_bytes(bytes([p.mask]) * 4, "little"), spread=None)  # fmt: skip
+                mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
 
 
 def _sub_block_context(fmt, act) -> dict:
@@ -249,10 +255,14 @@ def _sub_block_context(fmt, act) -> dict:
     sum((q - zero) * q_x) = sumi - zero * isum)."""
     ept = fmt.sub_block  # is_sub_block_weight: it divides the activation block
     table = byte_table(fmt)
-    # the table as four words, value i in byte i % 4 of word i / 4 (qk_lut16's operands)
+    # the table as four words, value i in byte i % 4 of word i / 4 (qk_lut16x8's operands)
     lut = None if table is None else ["0x%08xu" % int.from_bytes(bytes(v & 0xFF for v in table[i : i + 4]), "little")
                                       for i in range(0, 16, 4)]  # fmt: skip
+    if lut:  # each loaded word of the code plane: (word, chunk word of its low nibbles, of its high ones)
+        per = fmt.planes[0].run // 4
+        lut_words = [(i, i, i + per) for i in range(per)]
     return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept, lut=lut,
+                lut_words=lut_words if lut else [],
                 planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
                 use_sx=fmt.has_min and ept == act.block, use_isum=bool(fmt.zero) or (fmt.has_min and ept < act.block),
                 act_align=load_align(act, "qs", ept))  # fmt: skip

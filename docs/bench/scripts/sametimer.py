@@ -23,7 +23,7 @@ def profile(cmd: list[str], kernels: str) -> dict[str, float]:
     name_at, unit_at, val_at = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
     times: dict[str, list[float]] = {}
     for r in rows[1:]:
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[r[unit_at]]
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}[r[unit_at]]
         name = r[name_at].split("<")[0].split("(")[0].strip()
         times.setdefault(name, []).append(float(r[val_at].replace(",", "")) * scale)
     return {k: statistics.median(v) for k, v in times.items()}

@@ -246,3 +246,35 @@ def test_word_loads_of_unaligned_runs(fmt, rng, poisoned):
     y = f64(dev.download(arr, dt, m * n).reshape(m, n), "f16")
     ok, worst = within_f32_bound(y, qt, reference.host_f32(x, "f16"), "f16")
     assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+
+
+SIXTEENS = [f for f in ROWS if F.get(f).sub_block == 16]  # sub-blocks of half a q8_1 block
+
+
+@pytest.mark.skipif(OPENCL_WHY is not None, reason=f"OpenCL: {OPENCL_WHY}")
+@pytest.mark.parametrize("mmax", [1, 8])
+@pytest.mark.parametrize("fmt", SIXTEENS)
+def test_chunks_of_a_whole_q8_1_block(fmt, mmax, rng, poisoned):
+    """ept 32: a lane takes two 16-element sub-blocks (a whole q8_1 block) at once, a scale (and a
+    min, an activation code sum) each, against the f32 bound of int8dot_terms."""
+    dev = open_device("opencl", None)
+    ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=mmax, ept=32)
+    assert "ept=32" in ks.source and "sr[r][1] = s;" in ks.source
+    n, m = 37, 1 if mmax == 1 else 6
+    qt = weight(fmt, n)
+    x = host(rng.standard_normal((m, K)).astype(np.float32), "f16")
+    plan = Plan(dev, ks)
+    sizes = dict(N=n, K=K, M=m)
+    ((buf, arr, dt),) = plan.outputs(sizes).values()
+    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
+    y = f64(dev.download(arr, dt, m * n).reshape(m, n), "f16")
+    ok, worst = within_f32_bound(y, qt, reference.host_f32(x, "f16"), "f16")
+    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+
+
+def test_chunk_size_choices():
+    assert "ept=16" in render("gemv_int8dot", "q6_k", "cuda").source
+    with pytest.raises(qkgen.QKGenValueError, match=r"ept: 24; allowed: 16 \(a sub-block\) or 32 \(a q8_1 block\)"):
+        render("gemv_int8dot", "q6_k", "cuda", ept=24)
+    with pytest.raises(qkgen.QKGenValueError, match=r"ept: 16; allowed: an int in 32\.\.32"):
+        render("gemv_int8dot", "q4_k", "cuda", ept=16)

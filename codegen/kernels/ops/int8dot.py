@@ -181,7 +181,12 @@ def _gemv_context(req: Request) -> dict:
         _check_local_bytes(args, mmax, slices, wg)
         teams.update(stage)
     if fmt.sub_scales:
-        return {**teams, **_sub_block_context(fmt, act)}
+        # ept: a lane's chunk, one sub-block or (sub-blocks smaller than a q8_1 block) a whole q8_1
+        # block of them, its codes one longer run a plane
+        ept = req.pop_int("ept", fmt.sub_block, fmt.sub_block, act.block)
+        if ept not in (fmt.sub_block, act.block):
+            raise QKGenValueError(f"ept: {ept}; allowed: {fmt.sub_block} (a sub-block) or {act.block} (a q8_1 block)")
+        return {**teams, **_sub_block_context(fmt, act, ept)}
     hb = fmt.high_bit_field
     if planar:
         # the activation planes the terms read: s only where a min or a zero point folds into it
@@ -232,11 +237,12 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
     chunk (table_pairs: the chunk is one whole unit): its run of bytes, loaded once."""
     p = fmt.planes[plane]
     if p.run < ept:
-        # the unit's run: eb is a multiple of the unit (0, and no eb in the template, where the chunk
-        # is the whole super-block)
+        # the chunk's units' runs, one after another: eb is a multiple of the unit (0, and no eb in
+        # the template, where the chunk is the whole super-block)
         byte = "0u" if ept == fmt.block else f"(eb / {p.unit}u) * {p.run}u"
+        load = ept // p.unit * p.run
         return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot="0u", shift="",
-                    byte="" if byte == "0u" else byte, load=p.run, align=load_align(fmt, p.field, p.run))
+                    byte="" if byte == "0u" else byte, load=load, align=load_align(fmt, p.field, load))
     e = Sym.var("eb", fmt.block)
     slot = bare(((e % p.unit) // p.run).c())
     byte = bare(locate(fmt, e, plane)[0].c())
@@ -247,24 +253,25 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
                 mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
 
 
-def _sub_block_context(fmt, act) -> dict:
+def _sub_block_context(fmt, act, ept: int) -> dict:
     """The template values of a super-block row: a lane's chunk is one sub-block (ept elements, part
     cpb of a q8_1 block, per_block chunks per super-block); each plane's chunk; which activation
     sums the terms need: the q8_1 block's s for mins over a whole q8_1 block, the chunk's own code
     sum (isum) for mins of smaller sub-blocks and for the zero point (folded in integers:
     sum((q - zero) * q_x) = sumi - zero * isum)."""
-    ept = fmt.sub_block  # is_sub_block_weight: it divides the activation block
+    spc = ept // fmt.sub_block  # sub-blocks a chunk
     table = byte_table(fmt)
     # the table as four words, value i in byte i % 4 of word i / 4 (qk_lut16x8's operands)
     lut = None if table is None else ["0x%08xu" % int.from_bytes(bytes(v & 0xFF for v in table[i : i + 4]), "little")
                                       for i in range(0, 16, 4)]  # fmt: skip
     if lut:  # each loaded word of the code plane: (word, chunk word of its low nibbles, of its high ones)
-        per = fmt.planes[0].run // 4
-        lut_words = [(i, i, i + per) for i in range(per)]
+        per = fmt.planes[0].run // 4  # words a run; the chunk's units one after another
+        lut_words = [(u * per + i, 2 * u * per + i, 2 * u * per + i + per) for u in range(spc) for i in range(per)]
     return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept, lut=lut,
-                lut_words=lut_words if lut else [],
+                lut_words=lut_words if lut else [], spc=spc, sub=fmt.sub_block, sub_words=fmt.sub_block // 4,
                 planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
-                use_sx=fmt.has_min and ept == act.block, use_isum=bool(fmt.zero) or (fmt.has_min and ept < act.block),
+                use_sx=fmt.has_min and fmt.sub_block == act.block,
+                use_isum=bool(fmt.zero) or (fmt.has_min and fmt.sub_block < act.block),
                 act_align=load_align(act, "qs", ept))  # fmt: skip
 
 

@@ -252,14 +252,16 @@ SIXTEENS = [f for f in ROWS if F.get(f).sub_block == 16]  # sub-blocks of half a
 
 
 @pytest.mark.skipif(OPENCL_WHY is not None, reason=f"OpenCL: {OPENCL_WHY}")
+@pytest.mark.parametrize("ept", [16, 32])
 @pytest.mark.parametrize("mmax", [1, 8])
 @pytest.mark.parametrize("fmt", SIXTEENS)
-def test_chunks_of_a_whole_q8_1_block(fmt, mmax, rng, poisoned):
-    """ept 32: a lane takes two 16-element sub-blocks (a whole q8_1 block) at once, a scale (and a
-    min, an activation code sum) each, against the f32 bound of int8dot_terms."""
+def test_chunks_of_a_sub_block_or_a_whole_q8_1_block(fmt, mmax, ept, rng, poisoned):
+    """ept 32 (the default): a lane takes two 16-element sub-blocks (a whole q8_1 block) at once, a
+    scale (and a min, an activation code sum) each; ept 16: one sub-block. Against the f32 bound of
+    int8dot_terms."""
     dev = open_device("opencl", None)
-    ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=mmax, ept=32)
-    assert "ept=32" in ks.source and "sr[r][1] = s;" in ks.source
+    ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=mmax, ept=ept)
+    assert f"ept={ept}" in ks.source and ("sr[r][1] = s;" in ks.source) == (ept == 32)
     n, m = 37, 1 if mmax == 1 else 6
     qt = weight(fmt, n)
     x = host(rng.standard_normal((m, K)).astype(np.float32), "f16")
@@ -273,7 +275,7 @@ def test_chunks_of_a_whole_q8_1_block(fmt, mmax, rng, poisoned):
 
 
 def test_chunk_size_choices():
-    assert "ept=16" in render("gemv_int8dot", "q6_k", "cuda").source
+    assert "ept=32" in render("gemv_int8dot", "q6_k", "cuda").source
     with pytest.raises(qkgen.QKGenValueError, match=r"ept: 24; allowed: 16 \(a sub-block\) or 32 \(a q8_1 block\)"):
         render("gemv_int8dot", "q6_k", "cuda", ept=24)
     with pytest.raises(qkgen.QKGenValueError, match=r"ept: 16; allowed: an int in 32\.\.32"):

@@ -20,17 +20,21 @@ from ..kernels.ops.int8dot import is_int8dot_weight
 from ..kernels.target import Target
 
 # (backend, M > 1, x f32) -> formats whose int8dot path was faster there
+_K_AND_FP4 = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4")
 FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = MappingProxyType({
     # M = 1, f16/bf16 x: q4_0 18.1 vs 16.8; q4_k 33.8 vs 16.8 us, q6_k 38.7 vs 31.2 (2026-11-24);
     # q8_0 26.8 vs 27.0 on 2026-11-24 (a tie), then with word loads (H200, run 24 of
-    # docs/bench/2026-11-25-h200-mma.md, public calls, f16 x) 24.7 vs 20.9 cold, 24.5 vs 20.5 hot
-    ("cuda", False, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
-    # f32 x: 34-44 vs 17-27 us; q4_k 27.3 vs 16.9, q6_k 43.1 vs 29.4 (2026-11-24)
-    ("cuda", False, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
-    # M=8: 76-110 vs 36-48 us; q4_k 79.6 vs 42.9, q6_k 82.3 vs 60.5 (2026-11-24)
-    ("cuda", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
-    # q4_k 71.6 vs 33.5, q6_k 88.8 vs 61.3 (2026-11-24)
-    ("cuda", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q6_k"}),
+    # docs/bench/2026-11-25-h200-mma.md, public calls, f16 x) 24.7 vs 20.9 cold, 24.5 vs 20.5 hot.
+    # H200, public calls, f16 x (runs 28-29 of docs/bench/2026-11-26-h200-int8dot-rows.md): q2_k 26.4 vs
+    # 18.5, q3_k 39.8 vs 23.7, q5_k 39.6 vs 18.3, mxfp4 33.9 vs 17.2, nvfp4 34.2 vs 19.2
+    ("cuda", False, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
+    # f32 x: 34-44 vs 17-27 us; q4_k 27.3 vs 16.9, q6_k 43.1 vs 29.4 (2026-11-24); the rest: run 30
+    ("cuda", False, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
+    # M=8: 76-110 vs 36-48 us; q4_k 79.6 vs 42.9, q6_k 82.3 vs 60.5 (2026-11-24); H200 (runs 28-29):
+    # q2_k 67.1 vs 40.2, q3_k 89.4 vs 51.8, q5_k 91.3 vs 45.0, mxfp4 73.5 vs 30.9, nvfp4 74.6 vs 56.7
+    ("cuda", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
+    # q4_k 71.6 vs 33.5, q6_k 88.8 vs 61.3 (2026-11-24); the rest: run 30
+    ("cuda", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
 })  # fmt: skip
 
 

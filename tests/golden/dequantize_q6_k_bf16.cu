@@ -35,7 +35,8 @@ void dequantize_q6_k_bf16(
     const uchar* sc = bp + 192;
     const uint j = eb / 16u; /* the sub-block, of 16 */
     /* sub-block j's scale: byte j, a signed byte ((b ^ 128) - 128 sign-extends it) */
-    const float s = __fmul_rn(__half2float(*(const __half*)(bp + 208)), (float)((int)(sc[j] ^ 128u) - 128));
+    const int sj = (int)(sc[j] ^ 128u) - 128;
+    const float s = __fmul_rn(__half2float(*(const __half*)(bp + 208)), (float)sj);
     /* codes in units of 128 elements, 64 bytes each: byte r of a unit holds its elements r, r + 64, ... */
     const uint slot = (eb % 128u) / 64u;
     const uchar* cp = bp + (eb / 128u) * 64u + (eb % 64u);

@@ -149,8 +149,13 @@ def _gemv_context(req: Request) -> dict:
     # Super-block rows (sweep 6, docs/bench/2026-11-24-h100-kquant-vs-llamacpp.md, cold): 16-element
     # sub-blocks (q6_k) at M = 1 one row per team (29.3 -> 27.2 us); 32-element ones (q4_k) at M > 1
     # 2 slices and 2 teams per work-group (41.2 -> 37.2 us; q6_k that way: 58.6 -> 80.7, so not it).
+    # Chunks of a whole q8_1 block for 16-element sub-blocks (ept 32; H200 sweep 13,
+    # docs/bench/2026-11-26-h200-int8dot-rows.md, kernel alone, cold, M = 1 with 2 rows a team): q2_k
+    # 16.8 -> 11.7 us, q3_k 22.1 -> 18.5, q6_k 21.0 -> 20.9, nvfp4 17.3 -> 17.2; M = 8: 37.8 -> 34.1,
+    # 50.7 -> 44.7, 52.1 -> 52.0, 54.7 -> 41.4.
     sub = fmt.sub_block if fmt.sub_scales else 0
-    rpw = req.pop_int("rpw", 4 if mmax > 1 else 1 if sub == 16 else 2, 1, 8)
+    ept = req.pop_int("ept", act.block, sub, act.block) if sub else 0
+    rpw = req.pop_int("rpw", 4 if mmax > 1 else 1 if ept == 16 else 2, 1, 8)
     two_teams = mmax > 1 and sub == act.block
     slices = req.pop_int("slices", 2 if two_teams else 4, 1, 16)
     wg = req.pop_wg(256 if two_teams else 128, lanes * slices)
@@ -176,14 +181,13 @@ def _gemv_context(req: Request) -> dict:
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
                  wg=wg, layout=layout, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
     if stage_x:
-        stage = _stage_context(act, lanes * slices // (act.block // sub if sub else 1))
+        stage = _stage_context(act, lanes * slices // (act.block // ept if sub else 1))
         args.append(Arg("xstage", "local", "u32", count=mmax * stage["sblocks"] * stage["stride"]))
         _check_local_bytes(args, mmax, slices, wg)
         teams.update(stage)
     if fmt.sub_scales:
         # ept: a lane's chunk, one sub-block or (sub-blocks smaller than a q8_1 block) a whole q8_1
         # block of them, its codes one longer run a plane
-        ept = req.pop_int("ept", fmt.sub_block, fmt.sub_block, act.block)
         if ept not in (fmt.sub_block, act.block):
             raise QKGenValueError(f"ept: {ept}; allowed: {fmt.sub_block} (a sub-block) or {act.block} (a q8_1 block)")
         return {**teams, **_sub_block_context(fmt, act, ept)}

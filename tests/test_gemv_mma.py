@@ -1,6 +1,7 @@
 """Tier 2: the mma GEMV path (W decoded to f16, warp matrix products) for every format x variant x
-M (f16 and bf16 x) on every OpenCL device here, where the product goes through local memory (no mma
-instruction), against the float64 product of x and the dequantized weight rounded to x's type. The CUDA form, with
+M (f16, bf16 and f32 x) on every OpenCL device here, where the product goes through local memory (no mma
+instruction), against the float64 product of x and the dequantized weight, both rounded to the
+16-bit product type (x's; f16 for f32 x). The CUDA form, with
 PTX mma, runs in the GPU suite (tests/gpu/test_gemv_mma_gpu.py).
 
 N = 67 is not a multiple of the 16 rows a warp takes, and K is 3 chunks of 32 (not a multiple of
@@ -74,8 +75,11 @@ def test_formats_and_refusals():
     taken = set(get_op("gemv_mma").formats())
     assert {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "fp4", "blockwise8", "int4", "int8"} <= taken
     assert not taken & {"q4_k", "q6_k", "mxfp4", "q2_k"}  # sub-block scales: not this decode
-    with pytest.raises(QKGenValueError, match="allowed: f16, bf16"):
-        render("gemv_mma", "q4_0", "cuda-sm90", dtype="f32")
+    f32 = render("gemv_mma", "q4_0", "cuda-sm90", dtype="f32").source  # x rounded to f16 on load
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in f32 and "xw[p] = qk_pack_f16x2(lo, hi);" in f32
+    assert "qk_hmul2" in f32  # the f16 pair decode serves f32 x too
+    with pytest.raises(QKGenValueError, match="allowed: f16, bf16, f32"):
+        render("gemv_mma", "q4_0", "cuda-sm90", dtype="u8")
     bf16 = render("gemv_mma", "q4_0", "cuda-sm90", dtype="bf16").source
     assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in bf16 and "qk_hmul2" not in bf16
     with pytest.raises(QKGenValueError, match="format: gemv_mma does not take q4_k"):

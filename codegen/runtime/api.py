@@ -259,8 +259,8 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
     f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products;
-    path "mma" (f16 or bf16 x, rows with one scale per block) rounds each decoded weight to x's
-    type and multiplies by warp matrix instructions (tensor cores on CUDA sm_80+; elsewhere through
+    path "mma" (rows with one scale per block) rounds each decoded weight to x's 16-bit type (f16
+    for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA sm_80+; elsewhere through
     local memory, slowly), adding the products in f32; path None (the default) takes the one
     measured faster for the format, M and kind of device (runtime.paths: on CUDA int8dot for most
     GGUF formats, mma for bitsandbytes and int rows at M > 1 with 16-bit x, float elsewhere).

@@ -91,13 +91,15 @@ def gemv_x(rng: np.random.Generator, m: int, k: int, dtype: str) -> np.ndarray:
 
 
 def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight (each
-    value rounded to x's dtype first where `rounded`: the mma path's), the worst-case f32
+    """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight (both
+    rounded to the 16-bit product type first where `rounded`: the mma path's), the worst-case f32
     accumulation bound plus half an ulp of the output dtype."""
     xf = host_f32(x, dtype).astype(np.float64)
-    w = reference.dequantize(qt)
-    w = host_f32(reference.round_to(w, dtype), dtype) if rounded else w
-    w = w.astype(np.float64)
+    w = reference.dequantize(qt).astype(np.float64)
+    if rounded:  # both operands in the 16-bit type the products take
+        from ..kernels.ops.mma import product_type, round_16
+
+        xf, w = round_16(xf, product_type(dtype)), round_16(w, product_type(dtype))
     ref = xf @ w.T
     bound = 2 * w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + OUT_EPS[dtype] * np.abs(ref)
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound

@@ -1,5 +1,6 @@
-"""gemv_mma: y = x @ W.T with W decoded to x's 16-bit type (f16 or bf16) in registers and multiplied
-by warp matrix instructions (products added in f32).
+"""gemv_mma: y = x @ W.T with W decoded to x's 16-bit type (f16 or bf16; f16 for f32 x, which is
+rounded to f16 on load) in registers and multiplied by warp matrix instructions (products added in
+f32).
 
 A warp takes 16 rows of W at a time and every activation row m < M <= 8 as the 8 columns of one
 [16 x 16] . [16 x 8] product, so each weight is decoded once for all M rows and the products cost a
@@ -7,8 +8,8 @@ few instructions per warp instead of M multiply-adds per weight and lane. Where 
 warp matrix instruction (t.mma) the template forms the same product through local memory: correct,
 for checking the fragment bookkeeping on any device, but slow.
 
-What it computes: each weight is its dequantized f32 value rounded to x's type (as a matmul on an
-f16 or bf16 copy of W would take it), times x, summed in f32.
+What it computes: each weight is its dequantized f32 value rounded to the product type (as a matmul
+on an f16 or bf16 copy of W would take it), times x in that type, summed in f32.
 """
 
 from __future__ import annotations
@@ -34,11 +35,22 @@ def accepts(fmt) -> bool:
     return one_scale_per_block(fmt) and (CHUNK * fmt.bits) % 32 == 0 and (not fmt.inline or fmt.block == CHUNK)
 
 
+def product_type(dtype: str) -> str:
+    """The 16-bit type the products take for x of dtype: x's own, f16 for f32 x (rounded on load)."""
+    return dtype if dtype in ("f16", "bf16") else "f16"
+
+
+def round_16(a: np.ndarray, ptype: str) -> np.ndarray:
+    """a's values rounded to the product type (f16 or bf16), as float64."""
+    a = np.asarray(a, dtype=np.float32)
+    return (ref.bf16_to_f32(ref.round_to(a, "bf16")) if ptype == "bf16" else a.astype(np.float16)).astype(np.float64)
+
+
 def mma_reference(qt, x: np.ndarray, dtype: str = "f16") -> np.ndarray:
-    """The float64 product of x [M, K] and the dequantized weight rounded to dtype (f16 or bf16)."""
-    w = ref.dequantize(qt)
-    w = ref.bf16_to_f32(ref.round_to(w, "bf16")) if dtype == "bf16" else w.astype(np.float16)
-    return x.astype(np.float64) @ w.astype(np.float64).T
+    """The float64 product of x [M, K] and the dequantized weight, both rounded to the product type
+    (x's f16/bf16; f16 for f32 x)."""
+    ptype = product_type(dtype)
+    return round_16(x, ptype) @ round_16(ref.dequantize(qt), ptype).T
 
 
 def f16_pairs(fmt) -> list[tuple[int, int, int, int]]:
@@ -99,8 +111,9 @@ def _context(req: Request) -> dict:
     # in f32. H200, 4096 x 14336, public calls, cold (runs 24 and 25, docs/bench/2026-11-25-h200-mma.md):
     # q4_0 25.5 -> 19.3 us at M = 1, 28.0 -> 25.9 at M = 8; q8_0 33.0 -> 31.7 and 40.6 -> 38.1; q5_0,
     # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
-    pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and req.dtype == "f16" else []
-    return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
+    ptype = product_type(req.dtype)
+    pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and ptype == "f16" else []
+    return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads, ptype=ptype,
                 pairs=pairs, **(_pair_terms(fmt) if pairs else {}), tables=tables, args=args + local_arrays,
                 tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
 
@@ -112,5 +125,5 @@ def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
 SPEC = OpSpec(
     name="gemv_mma", template="gemv_mma.jinja", doc="y = x @ W.T, W decoded to x's f16/bf16, warp matrix products",
     context=_context, grid=_grid, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
-    accepts=accepts, dtypes=("f16", "bf16"), reference=mma_reference,
+    accepts=accepts, dtypes=("f16", "bf16", "f32"), reference=mma_reference,
 )  # fmt: skip

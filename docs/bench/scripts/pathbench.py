@@ -1,7 +1,7 @@
 """Public qkgen.gemv calls on every path a format takes (and the default, path=None), graph-timed
 device time (N back-to-back calls captured in one CUDA graph), cold (weight copies rotated past 4x
 the L2) and hot, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
-argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16 or bf16."""
+argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16, bf16 or f32."""
 import json, sys
 import torch, qkgen
 from gemv_sweep import graph_us, L2
@@ -11,7 +11,7 @@ from qkgen.runtime.api import gemv_plans
 
 fmts = sys.argv[2].split(",")
 n, k = map(int, (sys.argv[3] if len(sys.argv) > 3 else "4096x14336").split("x"))
-xdt = {"f16": torch.float16, "bf16": torch.bfloat16}[sys.argv[4] if len(sys.argv) > 4 else "f16"]
+xdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[4] if len(sys.argv) > 4 else "f16"]
 cg = ceiling()
 print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], x {xdt}", flush=True)
 rows = []
@@ -34,7 +34,7 @@ for name in fmts:
             hot = graph_us(fns[0], reps=20)
             chosen = [p.ks.op for p in gemv_plans(qt0, x, path)[0]][-1]
             r = dict(fmt=name, m=m, path=path or "default", kernel=chosen, cold_us=cold, hot_us=hot, rel=rel,
-                     pct=100 * (wbytes + m * k * 2) / (cold * 1e-6) / 1e9 / cg)
+                     pct=100 * (wbytes + m * k * x.element_size()) / (cold * 1e-6) / 1e9 / cg)
             rows.append(r)
             print(f"{name:<5} m{m} {r['path']:<8} ({chosen:<12}) cold {cold:6.1f} us ({r['pct']:3.0f}%) hot {hot:6.1f} rel {rel:.1e}", flush=True)
 json.dump(dict(ceiling=cg, shape=[n, k], dtype=str(xdt), rows=rows), open(sys.argv[1], "w"))

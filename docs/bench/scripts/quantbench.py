@@ -8,7 +8,7 @@ import numpy as np, torch, qkgen
 
 CASES = [("nf4", dict(blocksize=64, nested=True)), ("fp4", dict(blocksize=64, nested=True)), ("blockwise8", {}),
          ("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("int4", dict(scale_mode="row")), ("q4_k", {}), ("q6_k", {}),
-         ("mxfp4", {})]
+         ("mxfp4", {}), ("nvfp4", {})]
 N, K = 4096, 14336
 
 

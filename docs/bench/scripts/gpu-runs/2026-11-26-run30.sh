@@ -16,4 +16,4 @@ timeout 60 python3 quantbench.py $OUT/quantbench.json >> $OUT/bench.log 2>&1
 echo "quantbench rc $?"; cat $OUT/bench.log; date -u +%H:%M:%S
 wait $PEERS_PID; echo "peers rc $?"
 timeout 200 python3 sametimer.py $OUT/sametimer.json $TBO q4_0:1,q4_1:1,q5_0:1,q5_1:1,q8_0:1,q2_K:1,q3_K:1,q4_K:1,q5_K:1,q6_K:1,mxfp4:1,nvfp4:1 > $OUT/sametimer.log 2>&1
-echo "sametimer rc $?"; cut -c1-60,170-200 $OUT/sametimer.log; date -u +%H:%M:%S
+echo "sametimer rc $?"; cut -c1-330 $OUT/sametimer.log; date -u +%H:%M:%S

@@ -7,7 +7,7 @@ import pytest
 
 import qkgen
 from qkgen.kernels.target import get_target
-from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_MMA, default_path
+from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_MMA, FASTER_MMA_F32, default_path
 
 
 def test_the_table_names_int8dot_formats_only():
@@ -22,7 +22,7 @@ def test_the_table_names_int8dot_formats_only():
 def test_default_path_follows_the_table(fmt, m, dtype):
     row = qkgen.formats.get(fmt)
     measured = FASTER_INT8DOT[("cuda", m > 1, dtype == "f32")]
-    mma = dtype in ("f16", "bf16") and m >= FASTER_MMA["cuda"].get(fmt, 9)
+    mma = m >= (FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA)["cuda"].get(fmt, 9)
     want = "mma" if mma else "int8dot" if fmt in measured else "float"
     assert default_path(get_target("cuda-sm90"), row, m, dtype) == want
     # nothing was measured for OpenCL and SYCL: the float path, whose accuracy is the f32 bound
@@ -32,12 +32,13 @@ def test_default_path_follows_the_table(fmt, m, dtype):
 
 def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
     mma = set(qkgen.kernels.ops.get_op("gemv_mma").formats())
-    for backend, fmts in FASTER_MMA.items():
+    for backend, fmts in [*FASTER_MMA.items(), *FASTER_MMA_F32.items()]:
         assert set(fmts) <= mma and all(1 <= m <= 8 for m in fmts.values()), backend
     nf4 = qkgen.formats.get("nf4")
     assert default_path(get_target("cuda-sm90"), nf4, 8, "f16") == "mma"
     assert default_path(get_target("cuda-sm90"), nf4, 8, "bf16") == "mma"
-    assert default_path(get_target("cuda-sm90"), nf4, 8, "f32") == "float"  # the mma path takes 16-bit x only
+    assert default_path(get_target("cuda-sm90"), nf4, 1, "f32") == "mma"  # x rounded to f16 as it loads
+    assert default_path(get_target("cuda-sm90"), qkgen.formats.get("fp4"), 8, "f32") == "float"  # not timed
     no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
     assert default_path(no_mma, nf4, 8, "f16") == "float"
 

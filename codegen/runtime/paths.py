@@ -82,10 +82,20 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
                               "q4_0": 8, "q4_1": 8, "q5_1": 8}),
 })  # fmt: skip
 
+# The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
+# calls, cold (run 30, docs/bench/2026-11-26-h200-int8dot-rows.md): float -> mma nf4 36.2 -> 24.3 us
+# at M = 1, 55.1 -> 49.7 at M = 8; int4 row 25.6 -> 22.2 and 55.9 -> 40.7. GGUF rows: int8dot stays
+# ahead (q4_0 at M = 8: 34.2 against 50.2; f32 x is twice the bytes every warp reads); the other rows
+# were not timed with f32 x.
+FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
+    "cuda": MappingProxyType({"nf4": 1, "int4": 1}),
+})  # fmt: skip
+
 
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
-    if target.mma and dtype in ("f16", "bf16") and m >= FASTER_MMA.get(target.backend, {}).get(fmt.name, MAX_M + 1):
+    table = FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA
+    if target.mma and m >= table.get(target.backend, {}).get(fmt.name, MAX_M + 1):
         return "mma"
     if not is_int8dot_weight(fmt):
         return "float"

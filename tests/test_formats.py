@@ -129,18 +129,18 @@ def test_invalid_sub_block_rows_are_rejected_naming_the_field(name, change, fiel
 
 
 def test_int8dot_refuses_sub_block_rows_with_a_clear_error():
-    """The int8-dot path takes one scale per block and the K-quants' integer sub-block scales
-    (test_int8dot_kquant); q8_k (an activation format) and the FP4 rows are refused by its ops, by
-    name, with what is allowed (the float gemv decodes them: test_kquant_kernels)."""
+    """The int8-dot path takes one scale per block, the K-quants' integer sub-block scales and the FP4
+    rows (test_int8dot_kquant); q8_k (an activation format) is refused by its ops, by name, with
+    what is allowed (the float gemv decodes it: test_kquant_kernels)."""
     from qkgen.errors import QKGenValueError
     from qkgen.kernels.ops import OPS
     from qkgen.kernels.render import render
 
-    for name in ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k"):
+    for name in ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4"):
         assert OPS["gemv"].accepts(F.get(name)) and OPS["gemv_int8dot"].accepts(F.get(name)), name
     for name in ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "mxfp4", "nvfp4"):
         assert OPS["gemv"].accepts(F.get(name)), name
-        for op in ("gemv_int8dot", "quantize_q8_1") if name in ("q8_k", "mxfp4", "nvfp4") else ("quantize_q8_1",):
+        for op in ("gemv_int8dot", "quantize_q8_1") if name == "q8_k" else ("quantize_q8_1",):
             assert not OPS[op].accepts(F.get(name)), (op, name)
             with pytest.raises(QKGenValueError, match=f"format: {op} does not take {name}; allowed: "):
                 render(op, name, "opencl")

@@ -25,6 +25,7 @@ from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
 from . import loads
 from .half2 import HALF2
+from .int8 import DOT4_PORTABLE, LUT16X8_PORTABLE
 
 MAX_COLUMNS = 120  # generated lines stay within this width
 
@@ -41,31 +42,6 @@ _BF16_FROM_F32 = """\
 _BF16_TO_F32 = """\
 /* bf16 bits -> f32, exact: a bf16 is the upper half of an f32 */
 {inline} float qk_bf16_to_f32(ushort b) { return {as_float}((uint)b << 16); }"""
-_DOT4_PORTABLE = """\
-/* acc + the dot product of the four signed bytes of a and b */
-{inline} int qk_dot4_i8(uint a, uint b, int acc) {
-    /* (int)(char) sign-extends a byte */
-    return acc + (int)(char)(a & 0xffu) * (int)(char)(b & 0xffu)
-               + (int)(char)((a >> 8) & 0xffu) * (int)(char)((b >> 8) & 0xffu)
-               + (int)(char)((a >> 16) & 0xffu) * (int)(char)((b >> 16) & 0xffu)
-               + (int)(char)((a >> 24) & 0xffu) * (int)(char)((b >> 24) & 0xffu);
-}"""
-
-_LUT16X8_PORTABLE = """\
-/* the eight 4-bit codes of w (nibble n: bits 4n..4n+3) as entries of the 16-byte table t0..t3
-   (entry e: byte e % 4 of word e / 4): byte i of *lo holds the entry of byte i's low nibble of w,
-   byte i of *hi that of its high nibble */
-{inline} void qk_lut16x8(uint w, uint t0, uint t1, uint t2, uint t3, uint* lo, uint* hi) {
-    uint r[2] = {0u, 0u};
-    for (uint n = 0u; n < 8u; ++n) {  /* nibble n: byte n / 2, its low (n even) or high half */
-        const uint e = (w >> (4u * n)) & 15u;
-        const uint t = e < 8u ? (e < 4u ? t0 : t1) : (e < 12u ? t2 : t3);
-        r[n & 1u] |= ((t >> ((e & 3u) * 8u)) & 0xffu) << (8u * (n >> 1));
-    }
-    *lo = r[0];
-    *hi = r[1];
-}"""
-
 _HELPER_CALL = re.compile(r"\b(qk_\w+)\(")
 
 
@@ -114,7 +90,7 @@ class Dialect:
     def helpers(self) -> dict[str, str]:
         """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
-                "qk_dot4_i8": self._spell(_DOT4_PORTABLE), "qk_lut16x8": self._spell(_LUT16X8_PORTABLE),
+                "qk_dot4_i8": self._spell(DOT4_PORTABLE), "qk_lut16x8": self._spell(LUT16X8_PORTABLE),
                 **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()}}  # fmt: skip
 
     def _spell(self, c: str) -> str:

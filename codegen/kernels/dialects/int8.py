@@ -1,0 +1,27 @@
+"""Helpers of byte arithmetic written once in the C subset ({inline} is the dialect's spelling), for
+dialects without the native instructions (CUDA spells them with dp4a and byte permutes)."""
+
+DOT4_PORTABLE = """\
+/* acc + the dot product of the four signed bytes of a and b */
+{inline} int qk_dot4_i8(uint a, uint b, int acc) {
+    /* (int)(char) sign-extends a byte */
+    return acc + (int)(char)(a & 0xffu) * (int)(char)(b & 0xffu)
+               + (int)(char)((a >> 8) & 0xffu) * (int)(char)((b >> 8) & 0xffu)
+               + (int)(char)((a >> 16) & 0xffu) * (int)(char)((b >> 16) & 0xffu)
+               + (int)(char)((a >> 24) & 0xffu) * (int)(char)((b >> 24) & 0xffu);
+}"""
+
+LUT16X8_PORTABLE = """\
+/* the eight 4-bit codes of w (nibble n: bits 4n..4n+3) as entries of the 16-byte table t0..t3
+   (entry e: byte e % 4 of word e / 4): byte i of *lo holds the entry of byte i's low nibble of w,
+   byte i of *hi that of its high nibble */
+{inline} void qk_lut16x8(uint w, uint t0, uint t1, uint t2, uint t3, uint* lo, uint* hi) {
+    uint r[2] = {0u, 0u};
+    for (uint n = 0u; n < 8u; ++n) {  /* nibble n: byte n / 2, its low (n even) or high half */
+        const uint e = (w >> (4u * n)) & 15u;
+        const uint t = e < 8u ? (e < 4u ? t0 : t1) : (e < 12u ? t2 : t3);
+        r[n & 1u] |= ((t >> ((e & 3u) * 8u)) & 0xffu) << (8u * (n >> 1));
+    }
+    *lo = r[0];
+    *hi = r[1];
+}"""

@@ -14,9 +14,9 @@ import pytest
 import qkgen
 from qkgen import formats as F
 from qkgen.backends import get
-from qkgen.formats import reference
+from qkgen.formats import mxfp4, reference, subscales
 from qkgen.kernels.ops import get_op
-from qkgen.kernels.ops.quantize import search
+from qkgen.kernels.ops.quantize import magnitude_search, search
 from qkgen.runtime.quantize import quantize_device
 from qkgen.tools.catalog import variants
 
@@ -289,3 +289,131 @@ def test_warm_device_calls_equal_the_reference(name, opts, rng, poisoned):
         big = x * np.float32(1e6)  # d above 65504
         with pytest.raises(qkgen.QKGenValueError, match=rf"overflows {name}'s storage"):
             quantize_device(cla.to_device(dev.queue, big), fmt, backend="opencl", **opts)
+
+
+# ---- FP4 rows (mxfp4, nvfp4): the nearest level from the count of midpoints below |x| ----
+
+FP4_ROWS = ["mxfp4", "nvfp4"]
+
+
+def fp4_scale(fmt, amax: float) -> np.float32:
+    """The sub-block scale the reference codec takes for a sub-block of absmax amax."""
+    x = np.zeros((1, fmt.block), np.float32)
+    x[0, 0] = amax
+    stored = mxfp4.quantize_blocks(fmt, x)[0, fmt.offsets[fmt.scales_field]]
+    return np.float32(subscales.decode(fmt.sub_scales, np.asarray([stored], np.uint8))[0][0])
+
+
+def fp4_corners(fmt, s: np.float32, ulps: int = 3) -> np.ndarray:
+    """|x| where the nearest level under scale s is decided narrowly: every level and every midpoint
+    between magnitudes, times s, and the `ulps` floats either side of each (finite, >= 0)."""
+    with np.errstate(over="ignore"):
+        base = np.concatenate([np.abs(fmt.table), magnitude_search(fmt)["mids"]]).astype(np.float32) * s
+    out, up, down = [base], base, base
+    for _ in range(ulps):
+        up, down = np.nextafter(up, np.float32(np.inf)), np.nextafter(down, np.float32(0))
+        out += [up, down]
+    x = np.unique(np.concatenate(out))
+    return x[np.isfinite(x)]
+
+
+def fp4_midpoint_rule(fmt, x: np.ndarray, s: np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's fast rule in numpy: (codes, where it applies: |x| < 2^23 s, finite)."""
+    m = magnitude_search(fmt)
+    with np.errstate(over="ignore"):
+        lim = s * np.float32(2.0 ** m["lim_exp"])
+        mids = np.asarray(m["mids"], np.float32) * s
+    ax = np.abs(x)
+    k = (ax[:, None] > mids[None, :]).sum(axis=1)
+    return np.where(np.signbit(x) & (k > 0), m["neg_code"] + k, k), (ax < lim) & np.isfinite(lim)
+
+
+@pytest.mark.parametrize("name", FP4_ROWS)
+def test_fp4_midpoint_count_is_the_references_nearest(name, rng):
+    """The argument of ops/quantize.py (magnitude_search), checked in numpy for every scale the row's
+    encoding stores: levels and midpoints times s and the floats next to them, random magnitudes up to
+    16 s and over the whole float range, both signs, +-0. Where |x| < 2^23 s (finite) the count of
+    midpoints below |x| is the reference's code; outside, it is not always (why the kernel walks down
+    the magnitudes there)."""
+    fmt = F.get(name)
+    checked = 0
+    for s in np.unique(subscales.decode(fmt.sub_scales, np.arange(256, dtype=np.uint8))[0]):
+        with np.errstate(over="ignore"):
+            spread = [rng.random(4000) * np.float32(16) * s, np.float32(2.0) ** rng.uniform(-149, 127.9, 4000)]
+            a = np.concatenate([fp4_corners(fmt, s), *spread, [0.0]]).astype(np.float32)
+        a = a[np.isfinite(a)]
+        x = np.concatenate([a, -a]).astype(np.float32)
+        got, fast = fp4_midpoint_rule(fmt, x, s)
+        want = mxfp4._nearest(x[None, :], np.asarray([s], np.float32))[0]
+        assert np.array_equal(got[fast], want[fast]), f"scale {s}: {x[fast][got[fast] != want[fast]][:4]}"
+        checked += int(fast.sum())
+    assert checked > 100_000
+    x = np.asarray([1e12, -1e12, 5.0], np.float32)  # a saturated scale: every distance rounds to 1e12
+    assert list(mxfp4._nearest(x[None, :], np.asarray([224.0], np.float32))[0][:2]) == [0, 0]
+    assert list(fp4_midpoint_rule(fmt, x, np.float32(224))[1]) == [False, False, True]
+    assert list(fp4_midpoint_rule(fmt, x, np.float32(0))[1]) == [False, False, False]  # s = 0: all codes 0
+
+
+def fp4_corner_x(fmt, rng) -> np.ndarray:
+    """Blocks whose sub-blocks each hold one value of magnitude amax (setting the scale) and values at
+    and next to that scale's levels and midpoints (fp4_corners) up to amax, random signs, some -0 and
+    +0; the rest of a sub-block random up to amax. Scales: for MXFP4 2^(j - 3) from the subnormal
+    2^-128, 2^-127 to 2^124 and the wrapped bytes (e = 232..255, subnormal or near-subnormal absmax);
+    for NVFP4 every UE4M3 code (absmax 6 times its value: scales that are not powers of two, and the
+    subnormal ones), scale 0 (absmax below 6 2^-11) and the saturated 224 under values up to 3e38
+    (float32 rounding makes the distances to several levels equal there)."""
+    sub = fmt.sub_block
+    if fmt.sub_scales == "e8m0_half":
+        exps = (-125, -124, -123, -100, -20, -1, 0, 1, 3, 20, 60, 104, 105, 126, 127)  # e = 0, 1, 2, ...
+        amaxes = [1.9 * np.float32(2.0) ** j for j in exps]
+        amaxes += [1.5 * np.float32(2.0) ** j for j in (-126, -127, -128, -135)]  # e = 255, 254, 253, 246
+        amaxes += [np.float32(2.0) ** -149]  # e = 232
+    else:
+        amaxes = [np.float32(6) * np.float32(2) * subscales.ue4m3_half(np.asarray([u]))[0] for u in range(1, 0x7F)]
+        lim = np.float32(224 * 2.0**23)
+        amaxes += [np.float32(0.004), np.float32(2688), np.float32(1e6), np.nextafter(lim, np.float32(0)), lim,
+                   np.float32(1e12), np.float32(3e38)]  # fmt: skip
+    subs = []
+    for amax in amaxes:
+        amax = np.float32(amax)
+        s = fp4_scale(fmt, amax)
+        pool = fp4_corners(fmt, s)
+        if float(amax) > 16 * float(s):  # a saturated scale: 2^k s far above the levels, and floats next to them
+            big = s * np.float32(2.0) ** np.arange(4, 120, dtype=np.float32)
+            near = [np.nextafter(big, np.float32(0)), np.nextafter(big, np.float32(np.inf))]
+            pool = np.concatenate([pool, big, *near])
+        pool = rng.permutation(pool[pool <= amax])
+        pool = np.concatenate([pool, [0.0, 0.0]]).astype(np.float32)
+        for at in range(0, pool.size, sub - 1):
+            chunk = pool[at : at + sub - 1]
+            fill = (rng.random(sub - 1 - chunk.size) * amax).astype(np.float32)
+            v = np.concatenate([[amax], chunk, fill]).astype(np.float32) * rng.choice(np.float32([-1, 1]), sub)
+            subs.append(rng.permutation(v))
+    x = np.concatenate(subs)
+    if x.size % fmt.block:
+        x = np.concatenate([x, random_x(rng, (-x.size) % fmt.block, outliers=0)]).astype(np.float32)
+    return x.reshape(-1, fmt.block)
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", FP4_ROWS)
+def test_fp4_ties_and_rounding_corners(backend, name, rng, poisoned):
+    """Every byte as the reference writes it for fp4_corner_x's blocks (both paths of the kernel: the
+    count of midpoints, and the walk down the magnitudes where s = 0, |x| >= 2^23 s or 2^23 s is not
+    finite), then the same in two full work-groups and one block."""
+    fmt = F.get(name)
+    x = fp4_corner_x(fmt, rng)
+    assert np.count_nonzero(x) > x.size // 2 and np.any(np.signbit(x) & (x == 0))
+    run(x, fmt, backend)
+    run(np.resize(x, (128, fmt.block)), fmt, backend)
+    run(x[-1:], fmt, backend)
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", FP4_ROWS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_fp4_refuses_values_that_are_not_finite(backend, name, bad, rng):
+    x = random_x(rng, (3, 2 * F.get(name).block))
+    x[1, 5] = bad
+    with pytest.raises(qkgen.QKGenValueError, match=rf"x: {bad} at index \(1, 5\) is not finite"):
+        quantize_device(x, name, backend=backend)

@@ -12,6 +12,7 @@ The rule is read from the row, never from its family's name:
   integer codes times a separate scale       "absmax_int": scale = amax / max(|qmin|, qmax), rint
   inline blocks, a float scale per sub-block "sub_scale_table": the scale from the sub-block's absmax by
                                              its encoding (e8m0_half, ue4m3_half), the nearest entry
+                                             by counting midpoints below |x| (magnitude_search)
   K-quant rows (formats.kquant.search)       "q8", "qkx2", "q3", "qx": llama.cpp's quantize_row_q8_K and
                                              its make_qkx2 / make_q3 / make_qx searches, operation by
                                              operation (explicit roundings: no contraction into fma)
@@ -35,6 +36,7 @@ from ...errors import QKGenValueError
 from ...formats import Format, locate
 from ...formats.kquant import search as kquant_search
 from ...formats import reference as ref
+from ...formats.subscales import decode as decode_sub_scales
 from ..source import Arg
 from .spec import OpSpec, Output, Request, grid_1d, lanes_of, one_scale_per_block
 
@@ -219,10 +221,18 @@ def _blockwise_context(req: Request) -> dict:
 
 
 def _blocks_context(req: Request, how: str) -> dict:
-    """Stage "blocks": a work-item per block, every plane packed by plane_bytes()."""
+    """Stage "blocks": a work-item per block, every plane packed by plane_bytes(). The FP4 rows
+    (sub_scale_table) stage the group's x and blocks through local memory, as stage "inline" does
+    (x_bytes: a block of x; 0 where a work-item reads and writes its own block in global memory)."""
     fmt = req.fmt
     args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), STATUS, Arg("nblocks", "scalar", "u64")]
-    ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), wg=req.pop_wg(64, 1),
+    x_bytes = fmt.block * (4 if req.dtype == "f32" else 2) if how == "sub_scale_table" else 0
+    wg = req.pop_wg(64, 4 if x_bytes else 1)
+    if x_bytes:
+        assert x_bytes % 16 == 0 and wg * fmt.block_bytes % 4 == 0, fmt.name  # whole vectors in, whole words out
+        args += [Arg("xs", "local", "u32", count=wg * (x_bytes // 4 + 1)),
+                 Arg("os", "local", "u32", count=wg * fmt.block_bytes // 4)]  # fmt: skip
+    ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), wg=wg, x_bytes=x_bytes,
                sub=fmt.sub_block or fmt.block, nsub=fmt.sub_count, k=kquant_search(fmt) or {})  # fmt: skip
     k = ctx["k"]
     if how == "qkx2":  # the trial numerators rmin + rdelta * step + nmax, in float32 as the host rounds them
@@ -232,8 +242,76 @@ def _blocks_context(req: Request, how: str) -> dict:
         ctx["trials"] = tuple(float(-(_F32(k["nmax"]) + _F32(0.1) * _F32(s))) for s in (*range(-9, 0), *range(1, 10)))
     if how == "sub_scale_table":
         top = max(fmt.table) / 2  # the table is E2M1 doubled, its scales halved: the largest E2M1 value
-        ctx.update(levels=fmt.table, fp4_max=top, fp4_emax=int(np.floor(np.log2(top))), log2_round_up=LOG2_ROUND_UP)
+        ctx.update(fp4_max=top, fp4_emax=int(np.floor(np.log2(top))), log2_round_up=LOG2_ROUND_UP,
+                   sub_codes=sub_block_codes(fmt), **magnitude_search(fmt))  # fmt: skip
     return ctx
+
+
+F32_FRACTION_BITS = 23
+
+
+@functools.lru_cache(maxsize=None)
+def magnitude_search(fmt: Format) -> dict:
+    """The sub_scale_table rule's search, and the facts of the row it rests on (asserted here).
+
+    The reference's code of x is the first q minimizing D_q = f32(|f32(table[q] s) - x|). The table is
+    magnitudes M_0 = 0 < M_1 < ... < M_{h-1} (codes 0..h-1) then their negations (codes h..2h-1), each
+    M_{k+1} <= 2 M_k from k = 1 on; every product M_k s and midpoint (M_k + M_{k+1}) / 2 * s is exact
+    in float32 for every scale s the encoding stores with 2^23 s finite. Where s > 0, 2^23 s is finite
+    and every |x| of the sub-block is below it, the code is k = the number of midpoints times s
+    below |x| (ties go low), code k for x >= 0 or -0, and h + k for x < 0 except k = 0 (code 0):
+      - signs: for x >= 0, a negative level's distance M_k s + x is at least code 0's (x), for x < 0
+        a positive level's is at least |x|, code 0's; f32 rounding is monotone and code 0 comes
+        first, so only the levels of x's sign (and code 0) can win, and for x < 0 the distance of
+        code h + k is f32(|M_k s - |x||): the search is over magnitudes of a = |x|, in code order.
+      - D_k is non-increasing while M_k s <= a and non-decreasing after (rounding is monotone), so
+        its first minimum lies at the bracket M_lo s <= a < M_{lo+1} s or before it, in a run of
+        equal values ending at lo.
+      - in the bracket: for a at or below the exact midpoint, a - M_lo s <= M_{lo+1} s - a, so
+        D_lo <= D_{lo+1} (rounding is monotone) and lo, the first, wins; above it both differences
+        are exact (Sterbenz: a >= M_{lo+1} s / 2, and a < M_{lo+1} s <= 2 M_lo s; for lo = 0, a - 0),
+        so D_{lo+1} < D_lo strictly. Comparing a with f32(midpoint s), exact, decides it.
+      - no run: if f32(a - M_k s) = f32(a - M_lo s) for k < lo, the two exact values, at least s
+        apart, round to one float f <= a, so s <= ulp(f) <= 2^-23 a (a normal: subnormal
+        differences are exact): a >= 2^23 s, excluded.
+    Elsewhere (s = 0, a saturated scale under values 2^23 times larger, 2^23 s not finite: a wrapped
+    E8M0 byte, inf) the kernel walks down from the top magnitude while D_{k-1} <= D_k: by the second
+    point that stops at the first minimum whatever the rounding (products may be inf there; a NaN
+    distance walks on, to code 0, as the kernel always did). Returns the magnitudes (`mags`), the
+    midpoints (`mids`), the code offset of the negative levels (`neg_code`) and the exponent of the
+    bound (`lim_exp`)."""
+    t = np.asarray(fmt.table, dtype=np.float64)
+    h = len(t) // 2
+    mags = t[:h]
+    assert mags[0] == 0 and np.all(np.diff(mags) > 0) and np.array_equal(t[h:], -mags), fmt.name
+    assert np.all(mags[2:] <= 2 * mags[1:-1]), fmt.name  # Sterbenz in every bracket
+    mids = (mags[:-1] + mags[1:]) / 2
+    scales = decode_sub_scales(fmt.sub_scales, np.arange(256, dtype=np.uint8))[0].astype(np.float64)
+    scales = scales[scales * 2.0**F32_FRACTION_BITS <= np.finfo(np.float32).max]
+    for values in (mags, mids):
+        exact = scales[:, None] * values
+        assert np.array_equal(exact.astype(np.float32).astype(np.float64), exact), fmt.name
+    return dict(mags=tuple(float(m) for m in mags), mids=tuple(float(m) for m in mids), neg_code=h,
+                lim_exp=F32_FRACTION_BITS)  # fmt: skip
+
+
+def sub_block_codes(fmt: Format) -> dict:
+    """The code bytes of a row with one plane, written a sub-block at a time: sub-block j's codes q fill
+    bytes [j count, j count + count) of the plane's field, byte k holding q[k + off] at bit sh for each
+    (off, sh) of its slots (from locate(), checked here). `value`: byte k as a C expression."""
+    (plane,) = fmt.planes
+    sub = fmt.sub_block or fmt.block
+    count = sub * plane.bits // 8
+    assert plane.shift == 0 and plane.bits == fmt.bits and sub * plane.bits % 8 == 0, fmt.name
+    e = np.arange(fmt.block)
+    byte, shift = plane.locate(e)
+    rel = byte - e // sub * count  # the byte within its sub-block's run
+    off = e % sub - rel
+    slots = sorted({(int(o), int(sh)) for o, sh in zip(off, shift)})
+    assert np.all((rel >= 0) & (rel < count)) and len({o for o, _ in slots}) == len(slots) == plane.per_byte, fmt.name
+    terms = [f"(q[k{f' + {o}u' if o else ''}] & {plane.mask}u){f' << {sh}u' if sh else ''}" for o, sh in slots]
+    value = "(uchar)" + (terms[0] if len(terms) == 1 else "(" + " | ".join(terms) + ")")
+    return dict(field=plane.field, at=fmt.offsets[plane.field], count=count, per_byte=plane.per_byte, value=value)
 
 
 # float32 log2 of a = (2 - k 2^-23) 2^e rounds up to e + 1 for k <= floor(2^p ln 2), 2^(p - 24) half an

@@ -152,10 +152,13 @@ def _gemv_context(req: Request) -> dict:
     # Chunks of a whole q8_1 block for 16-element sub-blocks (ept 32; H200 sweep 13,
     # docs/bench/2026-11-26-h200-int8dot-rows.md, kernel alone, cold, M = 1 with 2 rows a team): q2_k
     # 16.8 -> 11.7 us, q3_k 22.1 -> 18.5, q6_k 21.0 -> 20.9, nvfp4 17.3 -> 17.2; M = 8: 37.8 -> 34.1,
-    # 50.7 -> 44.7, 52.1 -> 52.0, 54.7 -> 41.4.
+    # 50.7 -> 44.7, 52.1 -> 52.0, 54.7 -> 41.4; at M = 8 2 rows a team rather than 4 (sweeps 15-16, f32
+    # x): q6_k 51.5 -> 43.8, nvfp4 41.8 -> 37.2, q3_k 45.4 -> 41.1, but q2_k, whose mins add a term a
+    # sub-block, 34.1 -> 38.0: 4 rows for rows with mins.
     sub = fmt.sub_block if fmt.sub_scales else 0
     ept = req.pop_int("ept", act.block, sub, act.block) if sub else 0
-    rpw = req.pop_int("rpw", 4 if mmax > 1 else 1 if ept == 16 else 2, 1, 8)
+    halves = sub and sub < act.block and ept == act.block and not fmt.has_min  # two sub-blocks a chunk
+    rpw = req.pop_int("rpw", 2 if halves else 4 if mmax > 1 else 1 if ept == 16 else 2, 1, 8)
     two_teams = mmax > 1 and sub == act.block
     slices = req.pop_int("slices", 2 if two_teams else 4, 1, 16)
     wg = req.pop_wg(256 if two_teams else 128, lanes * slices)

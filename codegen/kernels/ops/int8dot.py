@@ -7,7 +7,7 @@ whole activation blocks (K-quants, MXFP4, NVFP4) with a scale per sub-block of w
 each code plane split-packed in runs of whole activation blocks (the 32 codes one q8_1 block meets
 are one run of 32 bytes per plane, one byte per element, at one slot) or in units of one sub-block
 (its slots one after another). Table codes qualify when every table value is an integer that fits
-a signed byte (E2M1 doubled): the kernel looks the codes up four at a time.
+a signed byte (E2M1 doubled): the kernel looks the codes up eight at a time.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
 
 
 def _sub_block_context(fmt, act, ept: int) -> dict:
-    """The template values of a super-block row: a lane's chunk is one sub-block (ept elements, part
+    """The template values of a super-block row: a lane's chunk is ept elements (spc sub-blocks, part
     cpb of a q8_1 block, per_block chunks per super-block); each plane's chunk; which activation
     sums the terms need: the q8_1 block's s for mins over a whole q8_1 block, the chunk's own code
     sum (isum) for mins of smaller sub-blocks and for the zero point (folded in integers:
@@ -322,7 +322,8 @@ def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
 
 def _sub_block_terms(qt, dx: np.ndarray, sx: np.ndarray, qx: np.ndarray) -> np.ndarray:
     """Super-block rows, per sub-block j of each row (s_j = f32(d * sc_j), mn_j = f32(dmin * m_j) as
-    the decode rounds them), dx, sx and qx of the q8_1 block holding the sub-block:
+    the decode rounds them; the FP4 rows' s_j their decoded float scale), dx, sx and qx of the q8_1
+    block holding the sub-block, q_w the raw code (the FP4 rows: its table value):
 
         s_j * (dx * sum((q_w - zero) * q_x))        (the zero point folded in integers)
         - mn_j * sx                                 (mins, sub-blocks of a whole q8_1 block)

@@ -80,6 +80,21 @@ def nmse(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> float:
     return float(((y - x @ w.T) ** 2).sum() / ((x**2) @ (w**2).T).sum())
 
 
+def assert_kernel_within_bound(dev, ks, fmt: str, m: int, dtype: str, rng) -> None:
+    """One launch of the rendered kernel ks on dev (37 rows of fmt, x [m, K] through the device's
+    q8_1), its y within the f32 bound of int8dot_terms."""
+    n = 37
+    qt = weight(fmt, n)
+    x = host(rng.standard_normal((m, K)).astype(np.float32), dtype)
+    plan = Plan(dev, ks)
+    sizes = dict(N=n, K=K, M=m)
+    ((buf, arr, dt),) = plan.outputs(sizes).values()
+    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
+    y = f64(dev.download(arr, dt, m * n).reshape(m, n), dtype)
+    ok, worst = within_f32_bound(y, qt, reference.host_f32(x, dtype), dtype)
+    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+
+
 def test_the_op_takes_the_super_block_rows_and_refuses_the_rest():
     formats = set(get_op("gemv_int8dot").formats())
     assert set(ROWS) <= formats and not set(REFUSED) & formats
@@ -181,16 +196,7 @@ def test_without_sub_groups_and_dot4(fmt, mmax, dtype, rng):
     t = dataclasses.replace(dev.target, subgroup_size=0, fp16=False, dot4=False)
     ks = render("gemv_int8dot", fmt, t, dtype=dtype, mmax=mmax)
     assert "scratch[lid]" in ks.source and "qk_dot4_i8(" in ks.source and "sub_group" not in ks.source
-    n, m = 37, mmax if mmax == 1 else 5
-    qt = weight(fmt, n)
-    x = host(rng.standard_normal((m, K)).astype(np.float32), dtype)
-    plan = Plan(dev, ks)
-    sizes = dict(N=n, K=K, M=m)
-    ((buf, arr, dt),) = plan.outputs(sizes).values()
-    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
-    y = f64(dev.download(arr, dt, m * n).reshape(m, n), dtype)
-    ok, worst = within_f32_bound(y, qt, reference.host_f32(x, dtype), dtype)
-    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+    assert_kernel_within_bound(dev, ks, fmt, mmax if mmax == 1 else 5, dtype, rng)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,16 +242,7 @@ def test_word_loads_of_unaligned_runs(fmt, rng, poisoned):
     dev = open_device("opencl", None)
     ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=8, word_loads=True)
     assert "word_loads=1" in ks.source
-    n, m = 37, 3
-    qt = weight(fmt, n)
-    x = host(rng.standard_normal((m, K)).astype(np.float32), "f16")
-    plan = Plan(dev, ks)
-    sizes = dict(N=n, K=K, M=m)
-    ((buf, arr, dt),) = plan.outputs(sizes).values()
-    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
-    y = f64(dev.download(arr, dt, m * n).reshape(m, n), "f16")
-    ok, worst = within_f32_bound(y, qt, reference.host_f32(x, "f16"), "f16")
-    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+    assert_kernel_within_bound(dev, ks, fmt, 3, "f16", rng)
 
 
 SIXTEENS = [f for f in ROWS if F.get(f).sub_block == 16]  # sub-blocks of half a q8_1 block
@@ -262,16 +259,7 @@ def test_chunks_of_a_sub_block_or_a_whole_q8_1_block(fmt, mmax, ept, rng, poison
     dev = open_device("opencl", None)
     ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=mmax, ept=ept)
     assert f"ept={ept}" in ks.source and ("sr[r][1] = s;" in ks.source) == (ept == 32)
-    n, m = 37, 1 if mmax == 1 else 6
-    qt = weight(fmt, n)
-    x = host(rng.standard_normal((m, K)).astype(np.float32), "f16")
-    plan = Plan(dev, ks)
-    sizes = dict(N=n, K=K, M=m)
-    ((buf, arr, dt),) = plan.outputs(sizes).values()
-    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
-    y = f64(dev.download(arr, dt, m * n).reshape(m, n), "f16")
-    ok, worst = within_f32_bound(y, qt, reference.host_f32(x, "f16"), "f16")
-    assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+    assert_kernel_within_bound(dev, ks, fmt, 1 if mmax == 1 else 6, "f16", rng)
 
 
 def test_chunk_size_choices():

@@ -162,8 +162,9 @@ def _gemv_context(req: Request) -> dict:
     # kernel alone: 19.1 -> 17.9 us cold; q4_0 and q4_1 slower so: 11.2 -> 13.3, 11.4 -> 11.9).
     wide = not sub and fmt.bits == 8
     rpw = req.pop_int("rpw", 2 if halves else 4 if mmax > 1 else 1 if ept == 16 or wide else 2, 1, 8)
+    # 32-element sub-blocks at M = 1: 2 slices too (sweep 18, H200, f32 x: q5_k 16.1 -> 15.1 us; run 37)
     two_teams = mmax > 1 and sub == act.block
-    slices = req.pop_int("slices", 2 if two_teams else 4, 1, 16)
+    slices = req.pop_int("slices", 2 if sub == act.block else 4, 1, 16)
     wg = req.pop_wg(256 if two_teams else 128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
     # layout "planes": W and xq in their rows' planes (formats.layout), W's made once by repack_planes

@@ -162,9 +162,11 @@ def _gemv_context(req: Request) -> dict:
     # kernel alone: 19.1 -> 17.9 us cold; q4_0 and q4_1 slower so: 11.2 -> 13.3, 11.4 -> 11.9).
     wide = not sub and fmt.bits == 8
     rpw = req.pop_int("rpw", 2 if halves else 4 if mmax > 1 else 1 if ept == 16 or wide else 2, 1, 8)
-    # 32-element sub-blocks at M = 1: 2 slices too (sweep 18, H200, f32 x: q5_k 16.1 -> 15.1 us; run 37)
+    # 2 slices at M = 1 too for 32-element sub-blocks of two code planes (q5_k; sweeps 18-19, H200,
+    # kernel alone: 16.2 -> 15.2 us with f32 x, 16.0 -> 15.1 with f16; one plane, q4_k: 12.1 -> 12.7, and
+    # mxfp4: 15.3 -> 15.5, keep 4)
     two_teams = mmax > 1 and sub == act.block
-    slices = req.pop_int("slices", 2 if sub == act.block else 4, 1, 16)
+    slices = req.pop_int("slices", 2 if two_teams or (sub == act.block and len(fmt.planes) > 1) else 4, 1, 16)
     wg = req.pop_wg(256 if two_teams else 128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
     # layout "planes": W and xq in their rows' planes (formats.layout), W's made once by repack_planes

@@ -260,8 +260,8 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
     f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products;
     path "mma" (rows with one scale per block) rounds each decoded weight to x's 16-bit type (f16
-    for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA sm_80+; elsewhere through
-    local memory, slowly), adding the products in f32; path None (the default) takes the one
+    for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA
+    sm_80+; elsewhere through local memory, slowly), adding the products in f32; path None (the default) takes the one
     measured faster for the format, M and kind of device (runtime.paths: on CUDA int8dot for the
     GGUF rows, mma for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4 and int4 rows
     with f32 x, float elsewhere).

@@ -19,8 +19,9 @@ from ..kernels.ops import MAX_M
 from ..kernels.ops.int8dot import is_int8dot_weight
 from ..kernels.target import Target
 
+_K_AND_FP4 = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4")  # the super-block rows
+
 # (backend, M > 1, x f32) -> formats whose int8dot path was faster there
-_K_AND_FP4 = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4")
 FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = MappingProxyType({
     # M = 1, f16/bf16 x: q4_0 18.1 vs 16.8; q4_k 33.8 vs 16.8 us, q6_k 38.7 vs 31.2 (2026-11-24);
     # q8_0 26.8 vs 27.0 on 2026-11-24 (a tie), then with word loads (H200, run 24 of

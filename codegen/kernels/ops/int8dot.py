@@ -277,11 +277,12 @@ def _sub_block_context(fmt, act, ept: int) -> dict:
     # the table as four words, value i in byte i % 4 of word i / 4 (qk_lut16x8's operands)
     lut = None if table is None else ["0x%08xu" % int.from_bytes(bytes(v & 0xFF for v in table[i : i + 4]), "little")
                                       for i in range(0, 16, 4)]  # fmt: skip
-    if lut:  # each loaded word of the code plane: (word, chunk word of its low nibbles, of its high ones)
+    lut_words = []  # each loaded word of the code plane: (word, chunk word of its low nibbles, of its high ones)
+    if lut:
         per = fmt.planes[0].run // 4  # words a run; the chunk's units one after another
         lut_words = [(u * per + i, 2 * u * per + i, 2 * u * per + i + per) for u in range(spc) for i in range(per)]
     return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept, lut=lut,
-                lut_words=lut_words if lut else [], spc=spc, sub=fmt.sub_block, sub_words=fmt.sub_block // 4,
+                lut_words=lut_words, spc=spc, sub=fmt.sub_block, sub_words=fmt.sub_block // 4,
                 planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
                 use_sx=fmt.has_min and fmt.sub_block == act.block,
                 use_isum=bool(fmt.zero) or (fmt.has_min and fmt.sub_block < act.block),

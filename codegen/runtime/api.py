@@ -18,9 +18,9 @@ from .. import dtypes
 from ..errors import QKGenValueError
 from ..formats import QTensor, family_of, get, validate
 from ..formats import reference as ref
-from ..kernels.ops import MAX_M
+from ..kernels.ops import MAX_M, get_op
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
-from ..kernels.ops.int8dot import is_int8dot_weight, k_multiple
+from ..kernels.ops.int8dot import k_multiple
 from ..formats.layout import check_layout
 from .paths import default_lane_group, default_layout, default_path
 from .plan import Bound, Plan, ready
@@ -28,7 +28,7 @@ from .plan import Bound, Plan, ready
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
 # tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
 MAX_DIM = 2**32 - 1
-PATHS = ("float", "int8dot", "mma")
+PATHS = ("float", "int8dot", "int8mma", "mma")
 _CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
 _PLANES = "_qkgen_planes"  # a QTensor's own cache of its planes layout, per device
 _NO_INPUTS: dict = {}
@@ -178,7 +178,7 @@ def _check_k(k: int, multiple: int, what: str) -> None:
 def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | None = None, device: Any = None,
                fast_decode: bool = True, layout: str | None = None) -> tuple[list[Plan], dict]:  # fmt: skip
     """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
-    gemv_int8dot; None: the one measured faster, runtime.paths) and the launch sizes; what gemv and
+    gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the one measured faster, runtime.paths) and the launch sizes; what gemv and
     the bench share. layout (int8dot): "blocks" or "planes" (W from weight_planes, x quantized to
     q8_1 planes); None: runtime.paths' default for the device ("blocks" until measured)."""
     if path is not None and path not in PATHS:
@@ -204,19 +204,22 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
                          scale_mode=qt.scale_mode)  # fmt: skip
         _check_k(k, plan.ks.param("ept"), f"the mma path ({qt.describe()})")
         return [plan], sizes
-    if not is_int8dot_weight(qt.format):
-        from ..kernels.ops import get_op
-
-        raise QKGenValueError(f"qtensor.format: {qt.format.name} has no int8dot path; allowed: "
-                              f"{', '.join(get_op('gemv_int8dot').formats())}")  # fmt: skip
+    op = "gemv_int8mma" if path == "int8mma" else "gemv_int8dot"
+    if not get_op(op).accepts(qt.format):
+        raise QKGenValueError(f"qtensor.format: {qt.format.name} has no {path} path; allowed: "
+                              f"{', '.join(get_op(op).formats())}")  # fmt: skip
     act = get(INT8DOT_ACT)
     multiple = k_multiple(qt.format)
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
     sizes["nblocks"] = m * k // act.block
     layout = layout or default_layout(dev.target)
     quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
+    if op == "gemv_int8mma":
+        if layout != "blocks":
+            raise QKGenValueError(f"layout: {layout!r}; the int8mma path reads blocks; allowed: blocks")
+        return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
-    return [quant, Plan.make(dev, "gemv_int8dot", qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
+    return [quant, Plan.make(dev, op, qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
 
 
 def _q8_1_options(dev, layout: str, lane_group: bool | None = None) -> dict:
@@ -259,6 +262,8 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
     f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products;
+    path "int8mma" (q4_0 .. q8_0) computes the same integer sums by int8 warp matrix instructions
+    (tensor cores on CUDA sm_80+; elsewhere through local memory, slowly), one for all rows of x;
     path "mma" (rows with one scale per block) rounds each decoded weight to x's 16-bit type (f16
     for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA
     sm_80+; elsewhere through local memory, slowly), adding the products in f32; path None (the default) takes the one

@@ -47,6 +47,15 @@ __device__ __forceinline__ void qk_mma_{t}(float* c, uint a0, uint a1, uint a2, 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }}""" for t in ("f16", "bf16")},
+    "qk_mma_s8": """\
+/* c += a . b over one warp's fragments: PTX mma m16n8k32, signed bytes, products added in s32 (exact).
+   Lane l holds a's rows l / 4 and l / 4 + 8 and b's column l / 4 (the kernel's comment says which k) */
+__device__ __forceinline__ void qk_mma_s8(int* c, uint a0, uint a1, uint a2, uint a3, uint b0, uint b1) {
+    asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}""",
     "qk_lut16x8": """\
 /* the eight 4-bit codes of w (nibble n: bits 4n..4n+3) as entries of the 16-byte table t0..t3
    (entry e: byte e % 4 of word e / 4): byte i of *lo holds the entry of byte i's low nibble of w,
@@ -156,6 +165,10 @@ class CUDADialect(Dialect):
     def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
         """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma; targets with t.mma)."""
         return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
+
+    def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        """The statement c += a . b over a warp's signed-byte fragments, int c[4] (PTX mma m16n8k32)."""
+        return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"
 
 
 DIALECT = CUDADialect

@@ -1,6 +1,6 @@
 """Kernel-level GEMV / dequantize probe: Plan-launched (no API host path), graph-timed device time,
 cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of
-cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot" or
+cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot", "gemv_int8mma" or
 "dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
 "layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
 planes, neither timed); argv[2]: output JSON."""
@@ -61,8 +61,9 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     op = ov.pop("op", op)
     if op == "dequantize":
         return run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov)
-    if op == "gemv_int8dot":
-        plan = Plan.make(dev, op, qt.format, dtype=dtype, mmax=1 if m == 1 else 8, **ov)
+    if op in ("gemv_int8dot", "gemv_int8mma"):
+        mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # gemv_int8mma takes any M <= 8
+        plan = Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov)
         from qkgen.runtime.api import quantize_q8_1_device
         layout = ov.get("layout", "blocks")
         xq = quantize_q8_1_device(x, layout=layout)
@@ -78,14 +79,15 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     (ybuf, yarr, _), = plan.outputs(sizes, like=x).values()
     y = yarr.view(m, n)
     g, l = plan.geometry(sizes)
-    vals = {"x": x, "y": ybuf} if op != "gemv_int8dot" else {"xq": xq, "y": ybuf}
+    int8 = op in ("gemv_int8dot", "gemv_int8mma")
+    vals = {"xq": xq, "y": ybuf} if int8 else {"x": x, "y": ybuf}
     bound = [plan.bind({**a, **vals}, sizes) for a in arrs]  # bound once: only pointers and scalars
     launch = lambda i: dev.launch(plan.kernel, bound[i], g, l)
     launch(0); torch.cuda.synchronize()
     if ONCE:
         return dict(fmt=fmt, shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov, cold_us=1, hot_us=1, bytes=0, rel=0, name=plan.ks.name)
     wr = wd.half().float() if op == "gemv_mma" else wd  # the mma path's weight: each value rounded to f16
-    ref = x.float() @ wr.T if op != "gemv_int8dot" else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt.to_host(), x.float().cpu().numpy())).float().cuda()
+    ref = x.float() @ wr.T if not int8 else torch.from_numpy(__import__("qkgen").kernels.ops.int8dot.int8dot_reference(qt.to_host(), x.float().cpu().numpy())).float().cuda()
     rel = float((y.float() - ref).norm() / ref.norm())
     it = iter(range(10**9))
     cold = graph_us(lambda: launch(next(it) % len(arrs)), reps=len(arrs) * 3)

@@ -21,7 +21,8 @@ for name in fmts:
     wbytes = sum(v.numel() * v.element_size() for v in qt0.arrays().values() if torch.is_tensor(v))
     qts = [qt0] + [qkgen.quantize(w, name) for _ in range(max(1, -(-4 * L2 // wbytes)))]
     wq = qkgen.dequantize(qt0, "f32").double()
-    paths = [p for p, op in (("float", "gemv"), ("int8dot", "gemv_int8dot"), ("mma", "gemv_mma"))
+    paths = [p for p, op in (("float", "gemv"), ("int8dot", "gemv_int8dot"), ("int8mma", "gemv_int8mma"),
+                                      ("mma", "gemv_mma"))
              if name in get_op(op).formats()]
     for m in (1, 8):
         x = torch.randn(m, k, device="cuda").to(xdt)

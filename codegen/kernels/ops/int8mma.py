@@ -1,0 +1,75 @@
+"""gemv_int8mma: the int8dot path's product (x quantized to q8_1 by quantize_q8_1, integer products
+of codes, scaled per block) on warp matrix instructions: one [16 x 32] . [32 x 8] int8 product per
+weight block for 16 rows of W and every activation row m < M <= 8.
+
+The int8dot kernel spends M 4-way dot products per weight word and lane, so its time grows with
+M; here a block of 16 rows meets all 8 activation columns in one instruction, and each weight word
+is loaded and lined up once for all of them. The numbers are the int8dot path's: the same integer
+sums, the same per-block terms (int8dot_terms), added in another order. Where the target has no
+warp matrix instruction (t.mma) the template forms the same product through local memory: correct,
+for checking the fragment bookkeeping on any device, but slow.
+
+Rows qualify as for gemv_int8dot's block rows (is_block_weight), when a lane's two activation words
+of a block (elements 4q..4q+3 and 16+4q..16+4q+3 for quad lane q) each come from one code word at
+the same distance from q for every q (quad_words): true of split 4-bit runs of 16 and of bytes.
+"""
+
+from __future__ import annotations
+
+from ...formats import get
+from ..source import Arg
+from .int8dot import ACT, act_words, int8dot_reference, is_block_weight
+from .spec import OpSpec, Output, Request, load_align
+
+FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W, 2 of x
+
+
+def quad_words(fmt) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((a, shift), (a', shift')): quad lane q's activation words q and q + 4 of a block are the
+    code word q + a moved down `shift` bits, and word q + a' moved down shift' (masked to the code
+    bits). None where the row's words do not line up so."""
+    aw = act_words(fmt, get(ACT))
+    if len(aw) != 8:
+        return None
+    lo = {(w - k, s) for k, (w, s) in enumerate(aw[:4])}
+    hi = {(w - k, s) for k, (w, s) in enumerate(aw[4:])}
+    return (lo.pop(), hi.pop()) if len(lo) == len(hi) == 1 else None
+
+
+def accepts(fmt) -> bool:
+    return is_block_weight(fmt) and quad_words(fmt) is not None
+
+
+def _context(req: Request) -> dict:
+    fmt, act = req.fmt, get(ACT)
+    (lo, lo_shift), (hi, hi_shift) = quad_words(fmt)
+    # warps of a work-group split a row's blocks (warp w takes steps w, w + warps, ...) and add up
+    # their sums in local memory; a step is `unroll` blocks, their loads issued before their products
+    wg = req.pop_wg(512, 32)
+    unroll = req.pop_int("unroll", 2, 1, 8)
+    warps = wg // 32
+    args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
+            Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
+            Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
+    if not req.target.mma:
+        args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
+    hb = fmt.high_bit_field
+    words = sorted({lo, hi})  # the code words a lane loads (q + a for each a)
+    return dict(
+        args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=words, lo_word=lo, lo_shift=lo_shift, hi_word=hi, hi_shift=hi_shift,
+        code_align=load_align(fmt, "qs", 4), qh_align=load_align(fmt, hb, 4) if hb else 0,
+        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
+        frag_words=FRAG_WORDS,
+    )  # fmt: skip
+
+
+def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (-(-sizes["N"] // 16) * ks.wg,), (ks.wg,)
+
+
+SPEC = OpSpec(
+    name="gemv_int8mma", template="gemv_int8mma.jinja",
+    doc="y = x @ W.T through q8_1 activations, int8 warp matrix products",
+    context=_context, grid=_grid, accepts=accepts, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
+    reference=int8dot_reference, notes={"variants": False},
+)  # fmt: skip

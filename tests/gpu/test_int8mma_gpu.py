@@ -1,0 +1,64 @@
+"""The int8mma GEMV path on the CUDA GPU (PTX mma m16n8k32, signed bytes): every format x dtype x M
+against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
+float64), within the f32 bound of those terms, on sizes with row and block tails; then model-sized
+torch tensors, and the same call inside a CUDA graph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import qkgen
+from qkgen.kernels.ops import get_op
+from qkgen.kernels.ops.int8dot import int8dot_terms
+from qkgen.kernels.render import render
+from qkgen.tools import check
+
+pytestmark = pytest.mark.gpu
+FORMATS = get_op("gemv_int8mma").formats()
+DTYPES = ("f16", "bf16", "f32")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled(cuda_device):
+    """The kernels built up front by parallel nvcc runs."""
+    cuda_device.compile_many([render("gemv_int8mma", f, cuda_device.target, dtype=t) for f in FORMATS for t in DTYPES])
+
+
+def _within_terms_bound(y, terms, dtype: str) -> bool:
+    want = terms.sum(axis=-1)
+    err = np.abs(np.asarray(y, dtype=np.float64) - want)
+    bound = 2 * (terms.shape[-1] + 4) * 2.0**-24 * np.abs(terms).sum(axis=-1) + check.OUT_EPS[dtype] * np.abs(want)
+    return bool(np.all(err <= bound))
+
+
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_int8mma_cuda(fmt, dtype, m, cuda_device):
+    """N = 83 (a 16-row tail) and K = 37 blocks (an odd count: the last step's second block is past
+    the end)."""
+    rng = np.random.default_rng(m)
+    qt = qkgen.quantize(rng.standard_normal((83, 37 * 32)).astype(np.float32), fmt)
+    x = check.gemv_x(rng, m, qt.shape[1], dtype)
+    y = check.host_f32(np.asarray(qkgen.gemv(qt, x, path="int8mma", backend="cuda")), dtype)
+    assert y.shape == (m, 83)
+    assert _within_terms_bound(y, int8dot_terms(qt, check.host_f32(x, dtype)), dtype)
+
+
+@pytest.mark.parametrize("fmt", ["q4_0", "q5_1", "q8_0"])
+def test_int8mma_torch_large_and_graph(fmt, torch_cuda):
+    """Torch tensors on a model-sized weight (448 blocks a row), the same y as the int8dot path
+    within the bound, and the same call captured in a CUDA graph gives the same y."""
+    torch = torch_cuda
+    torch.manual_seed(0)
+    qt = qkgen.quantize(torch.randn(1000, 14336, device="cuda"), fmt)
+    x = torch.randn(8, 14336, device="cuda")
+    y = qkgen.gemv(qt, x, path="int8mma")
+    assert _within_terms_bound(y.cpu().numpy(), int8dot_terms(qt.to_host(), x.cpu().numpy()), "f32")
+    g = torch.cuda.CUDAGraph()
+    out = torch.empty_like(y)
+    with torch.cuda.graph(g):
+        out.copy_(qkgen.gemv(qt, x, path="int8mma"))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, y)

@@ -240,6 +240,11 @@ class Dialect:
     def barrier(self) -> str:
         return self.barrier_stmt
 
+    def warp_barrier(self) -> str:
+        """A barrier for the 32 lanes of a warp sharing warp-private local memory: the work-group's
+        here (every work-item must reach it as often), a warp's own where the target has warps."""
+        return self.barrier_stmt
+
     # ---- numbers ----
     def mul_rn(self, a: str, b: str) -> str:
         """a*b rounded on its own: never contracted into an fma with a following add."""

@@ -166,6 +166,9 @@ class CUDADialect(Dialect):
         """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma; targets with t.mma)."""
         return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
 
+    def warp_barrier(self) -> str:
+        return "__syncwarp();"
+
     def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
         """The statement c += a . b over a warp's signed-byte fragments, int c[4] (PTX mma m16n8k32)."""
         return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"

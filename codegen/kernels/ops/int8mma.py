@@ -75,6 +75,7 @@ def _context(req: Request) -> dict:
     return dict(
         args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=sorted({lo, hi}), lo_word=lo, lo_shift=lo_shift,
         hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_units=row_bytes // unit, w_words=w_words,
+        w_loads=-(-16 * row_bytes // unit // 32), x_loads=-(-unroll * act.block_bytes // 4 * 8 // 32),
         x_stride=x_stride, x_words=act.block_bytes // 4, qs_align=stage_align(fmt.offsets["qs"]),
         qh_align=stage_align(fmt.offsets[hb]) if hb else 0, byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
         frag_words=FRAG_WORDS,

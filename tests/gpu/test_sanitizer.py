@@ -40,6 +40,10 @@ for name, kw in cases:
             qkgen.gemv(qt, x, backend="cuda"); ops.add("gemv")
             if name in OPS["gemv_int8dot"].formats():
                 qkgen.gemv(qt, x, path="int8dot", backend="cuda"); ops |= {"gemv_int8dot", "quantize_q8_1"}
+    if name in OPS["gemv_int8mma"].formats():  # M = 3 and 8; odd block counts end a row 2 bytes past a word
+        for q, m in ((qt, 3), (odd, 8)):
+            qkgen.gemv(q, rng.standard_normal((m, q.shape[1])).astype(np.float32), path="int8mma", backend="cuda")
+        ops.add("gemv_int8mma")
     if name in OPS["gemv_mma"].formats():  # f16 x only; M = 3 and 8, rows and chunks past the ends
         for m in (3, 8):
             x = rng.standard_normal((m, k)).astype(np.float16)

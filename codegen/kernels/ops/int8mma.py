@@ -48,18 +48,17 @@ def _context(req: Request) -> dict:
     (lo, lo_shift), (hi, hi_shift) = quad_words(fmt)
     # warps of a work-group split a row's blocks (warp w takes steps w, w + warps, ...) and add up
     # their sums in local memory; a step is `unroll` blocks of the 16 rows and of every activation row
-    wg = req.pop_wg(512, 32)
+    wg = req.pop_wg(256, 32)
     unroll = req.pop_int("unroll", 2, 1, 16)
     warps = wg // 32
-    # Each step's blocks are first copied to the warp's own local memory (its "stage") as words, row
-    # after row, so a warp's load takes one or two rows' consecutive bytes, where the fragments' own
-    # loads would take 8 rows' (sweep 20, run 39, H200: 31 us at M = 1 for q4_0 reading fragments
-    # from global memory, against 11 for gemv_int8dot). Rows of 2-byte aligned blocks (shifted) are
-    # copied from the word boundary at or below their first byte, one word more.
-    shifted = fmt.block_align % 4 != 0
+    # Each step's blocks are first copied to the warp's own local memory (its "stage") in units of the
+    # block alignment (4 or 2 bytes), row after row, so a warp's load takes one or two rows' consecutive
+    # bytes, where the fragments' own loads would take 8 rows' (sweep 20, run 39, H200: 31 us at M = 1
+    # for q4_0 reading fragments from global memory, against 11 for gemv_int8dot). Words from the
+    # boundary at or below a 2-byte aligned row were slower (run 42: q4_0 at M = 8 25.3 -> 40.6 us).
+    unit = 4 if fmt.block_align % 4 == 0 else 2
     row_bytes = unroll * fmt.block_bytes  # a W row's bytes of a step
-    row_words = -(-(row_bytes + (2 if shifted else 0)) // 4)
-    w_stride = max(16 * row_words, 128)  # a warp's stage words; at the end its 128 sums
+    w_stride = max(16 * row_bytes // 4, 128)  # a warp's stage words; at the end its 128 sums
     x_stride = unroll * act.block_bytes // 4 + 1  # words an activation row; odd: rows fall on other banks
     args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
@@ -72,13 +71,13 @@ def _context(req: Request) -> dict:
         raise QKGenValueError(f"unroll: {unroll}; with wg {wg} the stages of {fmt.name} need {need} bytes of local "
                               f"memory; allowed: at most {LOCAL_BYTES} (a smaller unroll or wg)")  # fmt: skip
     hb = fmt.high_bit_field
-    # the alignment of a field's words in the stage (row starts, block starts, the field's offset, a row's shift)
-    stage_align = lambda off: math.gcd(4 * row_words, fmt.block_bytes, off, 2 if shifted else 4)  # noqa: E731
+    # the alignment of a field's words in the stage (row starts, block starts, the field's offset)
+    stage_align = lambda off: math.gcd(row_bytes, fmt.block_bytes, off, 4)  # noqa: E731
     x_words = act.block_bytes // 4
     return dict(
         args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=sorted({lo, hi}), lo_word=lo, lo_shift=lo_shift,
-        hi_word=hi, hi_shift=hi_shift, shifted=shifted, row_bytes=row_bytes, row_words=row_words, w_stride=w_stride,
-        w_loads=-(-16 * row_words // 32), x_loads=-(-8 * unroll * x_words // 32), x_stride=x_stride, x_words=x_words,
+        hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_units=row_bytes // unit, w_stride=w_stride,
+        w_loads=-(-16 * row_bytes // unit // 32), x_loads=-(-8 * unroll * x_words // 32), x_stride=x_stride, x_words=x_words,
         qs_align=stage_align(fmt.offsets["qs"]),
         qh_align=stage_align(fmt.offsets[hb]) if hb else 0, byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
         frag_words=FRAG_WORDS,

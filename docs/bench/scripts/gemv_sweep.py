@@ -93,7 +93,17 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     cold = graph_us(lambda: launch(next(it) % len(arrs)), reps=len(arrs) * 3)
     hot = graph_us(lambda: launch(0), reps=20)
     return dict(fmt=fmt + ("+n" if kw.get("nested") else ""), shape=f"{n}x{k}", m=m, dtype=dtype, ov=ov,
-                cold_us=cold, hot_us=hot, bytes=wbytes + m * k * x.element_size(), rel=rel, name=plan.ks.name)
+                cold_us=cold, hot_us=hot, bytes=wbytes + m * k * x.element_size(), rel=rel, name=plan.ks.name,
+                **func_attrs(plan.kernel))
+
+def func_attrs(kernel):
+    """The kernel's registers a thread and local (spill) bytes, from the driver."""
+    import ctypes
+    lib, v = ctypes.CDLL("libcuda.so.1"), ctypes.c_int()
+    out = {}
+    for key, attr in (("regs", 4), ("spill_bytes", 3)):  # CU_FUNC_ATTRIBUTE_NUM_REGS, _LOCAL_SIZE_BYTES
+        out[key] = v.value if lib.cuFuncGetAttribute(ctypes.byref(v), attr, kernel.func) == 0 else -1
+    return out
 
 _P = {}
 def planes_of(qt, a):
@@ -138,5 +148,5 @@ if __name__ == "__main__":
             print(f"{case}: ERROR {type(e).__name__}: {str(e)[:300]}", flush=True); continue
         r["pct"] = 100 * r["bytes"] / (r["cold_us"] * 1e-6) / 1e9 / cg
         rows.append(r)
-        print(f"{r['fmt']:<8} {r['shape']:>10} m{m} {dtype:<4} {json.dumps(ov):<34} cold {r['cold_us']:6.1f} us ({r['pct']:3.0f}%) hot {r['hot_us']:6.1f}  rel {r['rel']:.1e}", flush=True)
+        print(f"{r['fmt']:<8} {r['shape']:>10} m{m} {dtype:<4} {json.dumps(ov):<34} cold {r['cold_us']:6.1f} us ({r['pct']:3.0f}%) hot {r['hot_us']:6.1f}  rel {r['rel']:.1e} regs {r.get('regs', '-')}/{r.get('spill_bytes', '-')}", flush=True)
     json.dump(dict(ceiling=cg, rows=rows), open(sys.argv[2], "w"))

@@ -1,7 +1,8 @@
 """Public qkgen.gemv calls on every path a format takes (and the default, path=None), graph-timed
 device time (N back-to-back calls captured in one CUDA graph), cold (weight copies rotated past 4x
 the L2) and hot, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
-argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16, bf16 or f32."""
+argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16, bf16 or f32;
+argv[5] (optional): the Ms, comma-separated (default 1,8)."""
 import json, sys
 import torch, qkgen
 from gemv_sweep import graph_us, L2
@@ -12,6 +13,7 @@ from qkgen.runtime.api import gemv_plans
 fmts = sys.argv[2].split(",")
 n, k = map(int, (sys.argv[3] if len(sys.argv) > 3 else "4096x14336").split("x"))
 xdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[4] if len(sys.argv) > 4 else "f16"]
+ms = [int(v) for v in (sys.argv[5] if len(sys.argv) > 5 else "1,8").split(",")]
 cg = ceiling()
 print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], x {xdt}", flush=True)
 rows = []
@@ -24,7 +26,7 @@ for name in fmts:
     paths = [p for p, op in (("float", "gemv"), ("int8dot", "gemv_int8dot"), ("int8mma", "gemv_int8mma"),
                                       ("mma", "gemv_mma"))
              if name in get_op(op).formats()]
-    for m in (1, 8):
+    for m in ms:
         x = torch.randn(m, k, device="cuda").to(xdt)
         want = x.double() @ wq.T
         for path in [None] + paths:

@@ -7,7 +7,7 @@ import pytest
 
 import qkgen
 from qkgen.kernels.target import get_target
-from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_MMA, FASTER_MMA_F32, default_path
+from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_INT8MMA, FASTER_MMA, FASTER_MMA_F32, default_path
 
 
 def test_the_table_names_int8dot_formats_only():
@@ -17,17 +17,29 @@ def test_the_table_names_int8dot_formats_only():
 
 
 @pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4"])
-@pytest.mark.parametrize("m", [1, 2, 8])
+@pytest.mark.parametrize("m", [1, 2, 4, 5, 6, 8])
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 def test_default_path_follows_the_table(fmt, m, dtype):
     row = qkgen.formats.get(fmt)
     measured = FASTER_INT8DOT[("cuda", m > 1, dtype == "f32")]
     mma = m >= (FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA)["cuda"].get(fmt, 9)
-    want = "mma" if mma else "int8dot" if fmt in measured else "float"
+    int8mma = m >= FASTER_INT8MMA[("cuda", dtype == "f32")].get(fmt, 9)
+    want = "mma" if mma else "int8mma" if int8mma else "int8dot" if fmt in measured else "float"
     assert default_path(get_target("cuda-sm90"), row, m, dtype) == want
     # nothing was measured for OpenCL and SYCL: the float path, whose accuracy is the f32 bound
     assert default_path(get_target("opencl-intel-gpu"), row, m, dtype) == "float"
     assert default_path(get_target("sycl-intel-gpu"), row, m, dtype) == "float"
+
+
+def test_the_int8mma_table_names_its_formats_only_and_needs_the_instruction():
+    taken = set(qkgen.kernels.ops.get_op("gemv_int8mma").formats())
+    for key, fmts in FASTER_INT8MMA.items():
+        assert set(fmts) <= taken and all(1 <= m <= 8 for m in fmts.values()), key
+    q5_1 = qkgen.formats.get("q5_1")
+    assert default_path(get_target("cuda-sm90"), q5_1, 8, "f32") == "int8mma"
+    assert default_path(get_target("cuda-sm90"), q5_1, 1, "f32") == "int8dot"
+    no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
+    assert default_path(no_mma, q5_1, 8, "f32") == "int8dot"  # sm_61..sm_75: dp4a, no int8 mma
 
 
 def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():

@@ -78,9 +78,12 @@ def default_lane_group(target: Target) -> bool:
 # 26, public calls, M = 8, cold): nf4 55.4 -> 26.7, fp4 55.2 -> 26.4, int4 56.5 -> 20.6, q4_0 34.5 ->
 # 28.3, q4_1 34.9 -> 26.3, q5_1 36.8 -> 32.6; at M = 1 float and int8dot stayed ahead, as with f16.
 # The least M of f16's table is taken for bf16 too (bf16 was timed at M = 1 and 8 only).
+# Public calls on every path at M = 4..8 (run 44, docs/bench/2026-11-26-h200-int8mma.md, f16 x, cold):
+# q4_0's mma path 21.9 us at M = 4 against int8dot's 24.2 (25.8 against 34.2 at M = 8), so from M = 4;
+# q5_1's int8mma path 27.2 us at M = 8 against mma's 32.2, so q5_1 left this table (FASTER_INT8MMA).
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1,
-                              "q4_0": 8, "q4_1": 8, "q5_1": 8}),
+                              "q4_0": 4, "q4_1": 8}),
 })  # fmt: skip
 
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
@@ -93,11 +96,27 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 })  # fmt: skip
 
 
+# (backend, x is f32) -> {format: the least M from which its int8mma path (x to q8_1, then int8 warp
+# matrix products, both launches) was measured faster than the int8dot, mma and float paths}; f16's
+# row serves bf16 x too. NVIDIA H200, 4096 x 14336, public calls, cold (run 44,
+# docs/bench/2026-11-26-h200-int8mma.md), int8dot -> int8mma: f32 x, M = 5 / 6 / 8: q4_0 26.7 / 29.1 /
+# 34.2 -> 26.6 / 27.3 / 27.6 us, q4_1 26.1 / 28.8 / 34.5 -> 25.3 / 25.6 / 26.0, q5_1 28.7 / 31.5 / 36.7
+# -> 26.5 / 26.7 / 27.1; f16 x: q4_1 28.8 -> 25.6 at M = 6 (mma 25.6), q5_1 28.5 -> 26.4 at M = 5 (mma
+# 31.6). At M = 4 int8dot was ahead for all three. q5_0 and q8_0 were slower on it (kernels at M = 8,
+# sweep 23: 36.4 and 44.0 us against int8dot's 33.2 and 38.6).
+FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
+    ("cuda", False): MappingProxyType({"q4_1": 6, "q5_1": 5}),
+    ("cuda", True): MappingProxyType({"q4_0": 6, "q4_1": 5, "q5_1": 5}),
+})  # fmt: skip
+
+
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
-    """"mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
+    """"mma", "int8mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
     table = FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA
     if target.mma and m >= table.get(target.backend, {}).get(fmt.name, MAX_M + 1):
         return "mma"
+    if target.mma and m >= FASTER_INT8MMA.get((target.backend, dtype == "f32"), {}).get(fmt.name, MAX_M + 1):
+        return "int8mma"
     if not is_int8dot_weight(fmt):
         return "float"
     fast = FASTER_INT8DOT.get((target.backend, m > 1, dtype == "f32"), frozenset())

@@ -268,8 +268,8 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA
     sm_80+; elsewhere through local memory, slowly), adding the products in f32; path None (the default) takes the one
     measured faster for the format, M and kind of device (runtime.paths: on CUDA int8dot for the
-    GGUF rows, mma for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4 and int4 rows
-    with f32 x, float elsewhere).
+    GGUF rows, int8mma for q4_1, q5_1 and (f32 x) q4_0 from M = 5 or 6, mma for bitsandbytes and int
+    rows at M > 1 with 16-bit x and for nf4 and int4 rows with f32 x, float elsewhere).
     """
     # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
     # Bound checks x's device, layout and alignment), the options and the device selection.

@@ -58,8 +58,14 @@ def _context(req: Request) -> dict:
     # boundary at or below a 2-byte aligned row were slower (run 42: q4_0 at M = 8 25.3 -> 40.6 us).
     unit = 4 if fmt.block_align % 4 == 0 else 2
     row_bytes = unroll * fmt.block_bytes  # a W row's bytes of a step
-    w_stride = max(16 * row_bytes // 4, 128)  # a warp's stage words; at the end its 128 sums
-    x_stride = unroll * act.block_bytes // 4 + 1  # words an activation row; odd: rows fall on other banks
+    x_words = act.block_bytes // 4
+    # bank_pad: stage rows padded to 4 (mod 8) words, so that the 8 quads of a warp reading 4
+    # consecutive words of 8 rows hit 32 different banks (4 g (2k + 1) + q4 mod 32 for g, q4 < 8, 4)
+    bank_pad = req.pop_bool("bank_pad", True)
+    pad = (lambda w: w + (4 - w) % 8) if bank_pad else (lambda w: w)  # noqa: E731
+    row_stride = 4 * pad(-(-row_bytes // 4))  # a W row's bytes in the stage
+    x_stride = pad(unroll * x_words) if bank_pad else unroll * x_words + 1  # words an activation row
+    w_stride = max(16 * row_stride // 4, 128)  # a warp's stage words; at the end its 128 sums
     args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
             Arg("wstage", "local", "u32", count=warps * w_stride),
@@ -72,11 +78,11 @@ def _context(req: Request) -> dict:
                               f"memory; allowed: at most {LOCAL_BYTES} (a smaller unroll or wg)")  # fmt: skip
     hb = fmt.high_bit_field
     # the alignment of a field's words in the stage (row starts, block starts, the field's offset)
-    stage_align = lambda off: math.gcd(row_bytes, fmt.block_bytes, off, 4)  # noqa: E731
-    x_words = act.block_bytes // 4
+    stage_align = lambda off: math.gcd(row_stride, fmt.block_bytes, off, 4)  # noqa: E731
     return dict(
         args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=sorted({lo, hi}), lo_word=lo, lo_shift=lo_shift,
         hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_units=row_bytes // unit, w_stride=w_stride,
+        row_stride=row_stride,
         w_loads=-(-16 * row_bytes // unit // 32), x_loads=-(-8 * unroll * x_words // 32), x_stride=x_stride, x_words=x_words,
         qs_align=stage_align(fmt.offsets["qs"]),
         qh_align=stage_align(fmt.offsets[hb]) if hb else 0, byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),

@@ -47,10 +47,10 @@ def test_int8mma_matches_the_int8dot_terms(fmt, dtype, m, device, rng, poisoned)
 
 
 @needs_opencl
-@pytest.mark.parametrize("unroll, wg", [(1, 32), (3, 128), (5, 64)])
-def test_int8mma_steps_and_warps(unroll, wg, rng, poisoned):
+@pytest.mark.parametrize("unroll, wg, bank_pad", [(1, 32, True), (3, 128, True), (5, 64, False)])
+def test_int8mma_steps_and_warps(unroll, wg, bank_pad, rng, poisoned):
     """Other shapes compute the same sums: one block a step and one warp, steps of 3 and 5 blocks
-    (a last step with fewer), warps that take no step at all."""
+    (a last step with fewer), warps that take no step at all, stage rows without padding."""
     from qkgen.runtime.api import quantize_q8_1_device
     from qkgen.runtime.plan import Plan
 
@@ -58,7 +58,7 @@ def test_int8mma_steps_and_warps(unroll, wg, rng, poisoned):
     for fmt in ("q4_0", "q5_1"):
         qt = qkgen.quantize(rng.standard_normal((35, 11 * 32)).astype(np.float32), fmt)
         x = check.gemv_x(rng, 5, qt.shape[1], "f32")
-        plan = Plan.make(dev, "gemv_int8mma", qt.format, dtype="f32", unroll=unroll, wg=wg)
+        plan = Plan.make(dev, "gemv_int8mma", qt.format, dtype="f32", unroll=unroll, wg=wg, bank_pad=bank_pad)
         sizes = {"N": 35, "K": qt.shape[1], "M": 5}
         (buf, arr, _), = plan.outputs(sizes).values()
         plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl", device=0), "y": buf}, sizes)

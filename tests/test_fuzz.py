@@ -53,22 +53,22 @@ def test_dequantize_any_shape(layout, where, dtype, rows, cols, seed):
 @SETTINGS
 @given(layout=st.sampled_from(LAYOUTS), where=st.sampled_from(DEVICES), dtype=st.sampled_from(["f32", "f16", "bf16"]),
        n=st.integers(1, 70), chunks=st.integers(1, 9), m=st.integers(1, MAX_M), seed=st.integers(0, 2**31),
-       path=st.sampled_from(["float", "int8dot"]))  # fmt: skip
+       path=st.sampled_from(["float", "int8dot", "int8mma"]))  # fmt: skip
 def test_gemv_any_shape(layout, where, dtype, n, chunks, m, seed, path):
     fmt, nested, scale_mode = layout
     row = F.get(fmt)
-    if path == "int8dot" and fmt not in qkgen.kernels.ops.OPS["gemv_int8dot"].formats():
+    if path != "float" and fmt not in qkgen.kernels.ops.OPS[f"gemv_{path}"].formats():
         path = "float"
     ept = render("gemv", fmt, "opencl", nested=nested, scale_mode=scale_mode).param("ept")
     k = chunks * max(ept, row.block if row.inline else 1)
     qt, rng = _quantize(fmt, nested, scale_mode, (n, k), seed)
     x = check.gemv_x(rng, m, k, dtype)
     y = qkgen.gemv(qt, x, path=path, backend=where[0], device=where[1])
-    if path == "int8dot":  # x is quantized to q8_1 first: compare with that product, loosely
+    if path != "float":  # x is quantized to q8_1 first: compare with that product, loosely
         want = qkgen.kernels.ops.int8dot.int8dot_reference(qt, check.host_f32(x, dtype))
         got = check.host_f32(np.asarray(y), dtype).astype(np.float64)
         scale = np.abs(want).max() + 1e-30
-        assert np.abs(got - want).max() <= 1e-4 * scale + (2.0**-7) * np.abs(want).max(), f"{qt.describe()} int8dot"
+        assert np.abs(got - want).max() <= 1e-4 * scale + (2.0**-7) * np.abs(want).max(), f"{qt.describe()} {path}"
         return
     err, bound = check.gemv_error(y, x, qt, dtype)
     assert (err <= bound).all(), f"{qt.describe()} m={m} {dtype} on {where}: worst {np.max(err - bound)}"

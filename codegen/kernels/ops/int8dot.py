@@ -302,8 +302,9 @@ def _gemv_grid(ks, sizes: dict):
 def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
     """The per-block terms the kernel adds, in float64, from the reference's q8_1 bytes of x (its
     f16 d and s as stored): dw * (dx * sum(qw * qx)) + mw * sx (d_m rows) or - zero * dw * sx
-    (zero-point rows), qw the raw stored code. Shape [M, N, blocks]. Super-block rows: the terms of
-    _sub_block_terms, per sub-block."""
+    (zero-point rows), qw the raw stored code. Shape [M, N, blocks]; the mw * sx or - zero * dw * sx
+    parts as a second set of entries after them ([M, N, 2 blocks]), so that a bound over |terms|
+    covers the two parts cancelling. Super-block rows: the terms of _sub_block_terms, per sub-block."""
     act, fmt = get(ACT), qt.format
     x = np.asarray(x, dtype=np.float32).reshape(-1, qt.shape[1])
     xqt = ref.quantize(x, ACT)
@@ -321,9 +322,9 @@ def int8dot_terms(qt, x: np.ndarray) -> np.ndarray:
     qw = ref.unpack_codes(qt).reshape(qt.shape[0], -1, fmt.block).astype(np.int64)
     terms = dw[None] * (dx[:, None] * np.einsum("mbi,nbi->mnb", qx, qw))
     if fmt.scale == "d_m":
-        terms += field(qt, "m")[None] * sx[:, None]
-    elif fmt.zero:
-        terms -= fmt.zero * dw[None] * sx[:, None]
+        return np.concatenate([terms, field(qt, "m")[None] * sx[:, None]], axis=-1)
+    if fmt.zero:
+        return np.concatenate([terms, -fmt.zero * dw[None] * sx[:, None]], axis=-1)
     return terms
 
 

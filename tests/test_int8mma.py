@@ -1,7 +1,7 @@
 """Tier 2: the int8mma GEMV path (x through q8_1, int8 warp matrix products) for every format x dtype
 x M on every OpenCL device here, where the product goes through local memory (no mma instruction),
 against the int8dot path's own definition (int8dot_terms: the per-block terms in float64) within the
-f32 bound of those terms. The CUDA form, with PTX mma, runs in the GPU suite
+f32 bound of those terms (check.int8dot_error). The CUDA form, with PTX mma, runs in the GPU suite
 (tests/gpu/test_int8mma_gpu.py).
 
 N = 67 is not a multiple of the 16 rows a work-group takes, and K = 7 blocks is not a multiple of a
@@ -15,7 +15,6 @@ import qkgen
 from qkgen.backends import get
 from qkgen.errors import QKGenValueError
 from qkgen.kernels.ops import get_op
-from qkgen.kernels.ops.int8dot import int8dot_terms
 from qkgen.kernels.render import render
 from qkgen.tools import check
 
@@ -26,10 +25,7 @@ FORMATS = get_op("gemv_int8mma").formats()
 
 
 def _within_terms_bound(y, x, qt, dtype: str) -> bool:
-    terms = int8dot_terms(qt, check.host_f32(x, dtype))
-    want = terms.sum(axis=-1)
-    err = np.abs(check.host_f32(np.asarray(y), dtype).astype(np.float64) - want)
-    bound = 2 * (terms.shape[-1] + 4) * 2.0**-24 * np.abs(terms).sum(axis=-1) + check.OUT_EPS[dtype] * np.abs(want)
+    err, bound = check.int8dot_error(y, x, qt, dtype)
     return bool(np.all(err <= bound))
 
 

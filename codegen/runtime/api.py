@@ -178,9 +178,10 @@ def _check_k(k: int, multiple: int, what: str) -> None:
 def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | None = None, device: Any = None,
                fast_decode: bool = True, layout: str | None = None) -> tuple[list[Plan], dict]:  # fmt: skip
     """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
-    gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the one measured faster, runtime.paths) and the launch sizes; what gemv and
-    the bench share. layout (int8dot): "blocks" or "planes" (W from weight_planes, x quantized to
-    q8_1 planes); None: runtime.paths' default for the device ("blocks" until measured)."""
+    gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the one measured faster,
+    runtime.paths) and the launch sizes; what gemv and the bench share. layout (int8dot): "blocks"
+    or "planes" (W from weight_planes, x quantized to q8_1 planes); None: runtime.paths' default
+    for the device ("blocks" until measured)."""
     if path is not None and path not in PATHS:
         raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
     if layout is not None:
@@ -266,10 +267,11 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     (tensor cores on CUDA sm_80+; elsewhere through local memory, slowly), one for all rows of x;
     path "mma" (rows with one scale per block) rounds each decoded weight to x's 16-bit type (f16
     for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA
-    sm_80+; elsewhere through local memory, slowly), adding the products in f32; path None (the default) takes the one
-    measured faster for the format, M and kind of device (runtime.paths: on CUDA int8dot for the
-    GGUF rows, int8mma for q4_1, q5_1 and (f32 x) q4_0 from M = 5 or 6, mma for bitsandbytes and int
-    rows at M > 1 with 16-bit x and for nf4 and int4 rows with f32 x, float elsewhere).
+    sm_80+; elsewhere through local memory, slowly), adding the products in f32; path None (the
+    default) takes the one measured faster for the format, M and kind of device (runtime.paths: on
+    CUDA int8dot for the GGUF rows, int8mma for q4_1, q5_1 and (f32 x) q4_0 from M = 5 or 6, mma
+    for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4 and int4 rows with f32 x,
+    float elsewhere).
     """
     # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
     # Bound checks x's device, layout and alignment), the options and the device selection.

@@ -123,19 +123,24 @@ def _check_quantize_q8_1(v: dict, fmt: Format, rng, backend, device) -> tuple[bo
     return bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
 
 
-def _check_gemv_int8dot(v: dict, fmt: Format, rng, backend, device, path: str = "int8dot") -> tuple[bool, float]:
-    """y with M = 3 (path int8dot, or int8mma: the same sums by warp matrix products) against the int8dot path's own definition (x through q8_1, its f16 s field
-    included), within the f32 bound: a few roundings per block term plus the sum over blocks,
-    plus half an ulp of the output dtype."""
+def int8dot_error(y: np.ndarray, x: np.ndarray, qt, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """(|y - ref|, bound) against the int8dot path's own definition (int8dot_terms: x through q8_1,
+    its f16 s field included), the f32 bound: a few roundings per term plus the sum over terms,
+    plus half an ulp of the output dtype. The int8dot and int8mma paths both meet it."""
     from ..kernels.ops.int8dot import int8dot_terms
 
+    terms = int8dot_terms(qt, host_f32(x, dtype))
+    want = terms.sum(axis=-1)
+    bound = 2 * (terms.shape[-1] + 4) * 2.0**-24 * np.abs(terms).sum(axis=-1) + OUT_EPS[dtype] * np.abs(want)
+    return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - want), bound
+
+
+def _check_gemv_int8dot(v: dict, fmt: Format, rng, backend, device, path: str = "int8dot") -> tuple[bool, float]:
+    """y with M = 3 on `path` (int8dot, or int8mma: the same sums by warp matrix products), within
+    int8dot_error's bound."""
     qt = gemv_sample(fmt, rng, v)
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
-    terms = int8dot_terms(qt, host_f32(x, v["dtype"]))
-    want = terms.sum(axis=-1)
-    y = host_f32(np.asarray(api.gemv(qt, x, path=path, backend=backend, device=device)), v["dtype"])
-    err = np.abs(y.astype(np.float64) - want)
-    bound = 2 * (terms.shape[-1] + 4) * 2.0**-24 * np.abs(terms).sum(axis=-1) + OUT_EPS[v["dtype"]] * np.abs(want)
+    err, bound = int8dot_error(api.gemv(qt, x, path=path, backend=backend, device=device), x, qt, v["dtype"])
     return bool(np.all(err <= bound)), float(err.max())
 
 
@@ -230,7 +235,8 @@ def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "gemv_int8mma": functools.partial(_check_gemv_int8dot, path="int8mma"),
-          "gemv_mma": functools.partial(_check_gemv, path="mma"), "embedding": _check_embedding, "quantize_stats": _check_quantize_stats,
+          "gemv_mma": functools.partial(_check_gemv, path="mma"), "embedding": _check_embedding,
+          "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
           "repack_planes": _check_repack_planes, "exact_sum": _check_exact_sum}  # fmt: skip
 

@@ -83,12 +83,11 @@ def _context(req: Request) -> dict:
     stage_align = lambda off: math.gcd(row_stride, fmt.block_bytes, off, 4)  # noqa: E731
     return dict(
         args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=sorted({lo, hi}), lo_word=lo, lo_shift=lo_shift,
-        hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_units=row_bytes // unit, w_stride=w_stride,
-        row_stride=row_stride,
-        w_loads=-(-16 * row_bytes // unit // 32), x_loads=-(-8 * unroll * x_words // 32), x_stride=x_stride, x_words=x_words,
-        qs_align=stage_align(fmt.offsets["qs"]),
-        qh_align=stage_align(fmt.offsets[hb]) if hb else 0, byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
-        frag_words=FRAG_WORDS,
+        hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_units=row_bytes // unit,
+        row_stride=row_stride, w_stride=w_stride, w_loads=-(-16 * row_bytes // unit // 32),
+        x_stride=x_stride, x_words=x_words, x_loads=-(-8 * unroll * x_words // 32),
+        qs_align=stage_align(fmt.offsets["qs"]), qh_align=stage_align(fmt.offsets[hb]) if hb else 0,
+        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), frag_words=FRAG_WORDS,
     )  # fmt: skip
 
 

@@ -42,7 +42,7 @@ def device_target(major: int, minor: int, name: str = "") -> Target:
     return Target(name=f"cuda:{name}" if name else f"cuda-sm{major}{minor}", backend="cuda",
                   lang="CUDA C++17", fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32,
                   subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}",
-                  mma=cc >= (8, 0), async_copy=cc >= (8, 0))  # fmt: skip
+                  mma=cc >= (8, 0))  # fmt: skip
 
 
 def torch_stream(ordinal: int):

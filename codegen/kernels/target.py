@@ -32,9 +32,6 @@ class Target:
     # Warp matrix multiply-accumulate: a 32-lane warp multiplies f16 fragments [16 x 16] . [16 x 8]
     # into f32 (PTX mma.sync m16n8k16, sm_80 on). Without it the product goes through local memory.
     mma: bool = False
-    # Copies from global to local memory that bypass registers and complete later, waited for in
-    # groups (PTX cp.async, sm_80 on): a kernel keeps several steps' loads in flight without holding them.
-    async_copy: bool = False
 
     def __post_init__(self) -> None:
         from ..errors import QKGenValueError
@@ -53,8 +50,6 @@ class Target:
             raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size!r}; allowed: 0 or a power of two")
         if self.mma and self.backend != "cuda":
             raise QKGenValueError(f"target.mma: only for CUDA targets (PTX mma.sync), not {self.backend}")
-        if self.async_copy and self.backend != "cuda":
-            raise QKGenValueError(f"target.async_copy: only for CUDA targets (PTX cp.async), not {self.backend}")
         if self.inline_ptx and self.backend != "opencl":
             raise QKGenValueError(f"target.inline_ptx: only for OpenCL targets (NVIDIA's OpenCL), not {self.backend}")
         if self.subgroup_size and self.subgroup_sizes and self.subgroup_size not in self.subgroup_sizes:
@@ -69,7 +64,7 @@ class Target:
         """The capabilities that change generated source, for headers and listings (inline_ptx only
         where set, so the targets without it keep their header line)."""
         caps = {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
-        return {**caps, **{k: True for k in ("inline_ptx", "mma", "async_copy") if getattr(self, k)}}
+        return {**caps, **{k: True for k in ("inline_ptx", "mma") if getattr(self, k)}}
 
     def describe(self) -> str:
         """One line: name, language and capabilities (the generated file's header uses it)."""
@@ -82,9 +77,9 @@ class Target:
 
 
 def _cuda(sm: int) -> Target:
-    # Every sm_XY from 6.1 has dp4a and fp16 arithmetic; bf16 conversions, mma and cp.async from sm_80.
+    # Every sm_XY from 6.1 has dp4a and fp16 arithmetic; bf16 conversions and f16 mma from sm_80.
     return Target(f"cuda-sm{sm}", "cuda", "CUDA C++17", fp16=True, bf16=sm >= 80, subgroup_size=32,
-                  subgroup_sizes=(32,), dot4=True, arch=f"sm_{sm}", mma=sm >= 80, async_copy=sm >= 80)  # fmt: skip
+                  subgroup_sizes=(32,), dot4=True, arch=f"sm_{sm}", mma=sm >= 80)  # fmt: skip
 
 
 _PROFILES = (

@@ -56,13 +56,6 @@ __device__ __forceinline__ void qk_mma_s8(int* c, uint a0, uint a1, uint a2, uin
         : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }""",
-    "qk_copy_async4": """\
-/* the first n (<= 4) bytes of the word at src to the word at dst in shared memory, the rest zeros,
-   without passing through registers (PTX cp.async, sm_80 on); complete once a later wait says so */
-__device__ __forceinline__ void qk_copy_async4(uint* dst, const uint* src, uint n) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                 :: "r"((uint)__cvta_generic_to_shared(dst)), "l"(src), "r"(n) : "memory");
-}""",
     "qk_lut16x8": """\
 /* the eight 4-bit codes of w (nibble n: bits 4n..4n+3) as entries of the 16-byte table t0..t3
    (entry e: byte e % 4 of word e / 4): byte i of *lo holds the entry of byte i's low nibble of w,
@@ -175,19 +168,6 @@ class CUDADialect(Dialect):
 
     def warp_barrier(self) -> str:
         return "__syncwarp();"
-
-    def copy_async(self, dst: str, src: str, nbytes: str) -> str:
-        """The statement copying the first nbytes (<= 4) of the word *src to the local word dst, the
-        rest zeros, asynchronously (targets with t.async_copy): done after a later async_wait."""
-        return f"qk_copy_async4(&{dst}, {src}, {nbytes});"
-
-    def async_commit(self) -> str:
-        """The statement closing the group of this lane's async copies issued since the last one."""
-        return 'asm volatile("cp.async.commit_group;" ::: "memory");'
-
-    def async_wait(self, pending: int) -> str:
-        """The statement waiting until at most `pending` of this lane's latest groups are incomplete."""
-        return f'asm volatile("cp.async.wait_group {pending};" ::: "memory");'
 
     def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
         """The statement c += a . b over a warp's signed-byte fragments, int c[4] (PTX mma m16n8k32)."""

@@ -51,14 +51,13 @@ def _context(req: Request) -> dict:
     wg = req.pop_wg(256, 32)
     unroll = req.pop_int("unroll", 2, 1, 16)
     warps = wg // 32
-    # Each step's blocks are first copied to the warp's own local memory (its "stage") as 4-byte words,
-    # row after row, so a warp's load takes one or two rows' consecutive bytes, where the fragments' own
-    # loads would take 8 rows' (sweep 20, run 39, H200: 31 us at M = 1 for q4_0 reading fragments from
-    # global memory, against 11 for gemv_int8dot). A row whose blocks are 2-byte aligned is copied from
-    # the word boundary at or below its first byte (one word more) and read at its offset there.
+    # Each step's blocks are first copied to the warp's own local memory (its "stage") in units of the
+    # block alignment (4 or 2 bytes), row after row, so a warp's load takes one or two rows' consecutive
+    # bytes, where the fragments' own loads would take 8 rows' (sweep 20, run 39, H200: 31 us at M = 1
+    # for q4_0 reading fragments from global memory, against 11 for gemv_int8dot). Words from the
+    # boundary at or below a 2-byte aligned row were slower (run 42: q4_0 at M = 8 25.3 -> 40.6 us).
     unit = 4 if fmt.block_align % 4 == 0 else 2
     row_bytes = unroll * fmt.block_bytes  # a W row's bytes of a step
-    row_words = -(-(row_bytes + 4 - unit) // 4)  # the words a row's step spans
     x_words = act.block_bytes // 4
     # bank_pad: stage rows padded to 4 (mod 8) words, so that the 8 quads of a warp reading 4
     # consecutive words of 8 rows hit 32 different banks (4 g (2k + 1) + q4 mod 32 for g, q4 < 8, 4).
@@ -66,36 +65,27 @@ def _context(req: Request) -> dict:
     # 23.6, q5_0 37.8 -> 37.0, q8_0 62.2 -> 61.1, q5_1 24.7 -> 24.8.
     bank_pad = req.pop_bool("bank_pad", True)
     pad = (lambda w: w + (4 - w) % 8) if bank_pad else (lambda w: w)  # noqa: E731
-    row_stride = 4 * pad(row_words)  # a W row's bytes in the stage
+    row_stride = 4 * pad(-(-row_bytes // 4))  # a W row's bytes in the stage
     x_stride = pad(unroll * x_words) if bank_pad else unroll * x_words + 1  # words an activation row
-    w_stage = 16 * row_stride // 4  # a stage's words of W
-    x_stage = 8 * x_stride  # and of x
-    # stages: steps a warp has in flight. With async copies (t.async_copy) the copies of the next
-    # stages - 1 steps run while the warp multiplies one, holding no registers; without them a step
-    # is copied, then multiplied (1). The default is the most, up to 4, that fit in local memory.
-    per_stage = warps * (w_stage + x_stage) * 4
-    fixed = wg * FRAG_WORDS * 4 if not req.target.mma else 0
-    fit = max(1, min(4, (LOCAL_BYTES - fixed) // per_stage))
-    stages = req.pop_int("stages", fit if req.target.async_copy else 1, 1, 8)
+    w_stride = max(16 * row_stride // 4, 128)  # a warp's stage words; at the end its 128 sums
     args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
-            Arg("wstage", "local", "u32", count=warps * max(stages * w_stage, 128)),
-            Arg("xstage", "local", "u32", count=warps * stages * x_stage)]  # fmt: skip
+            Arg("wstage", "local", "u32", count=warps * w_stride),
+            Arg("xstage", "local", "u32", count=warps * 8 * x_stride)]  # fmt: skip
     if not req.target.mma:
         args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
     need = sum(a.nbytes() for a in args if a.kind == "local")
     if need > LOCAL_BYTES:
-        raise QKGenValueError(f"unroll: {unroll}, wg: {wg}, stages: {stages}: the stages of {fmt.name} need {need} "
-                              f"bytes of local memory; allowed: at most {LOCAL_BYTES} (fewer stages, a smaller "
-                              f"unroll or wg)")  # fmt: skip
+        raise QKGenValueError(f"unroll: {unroll}; with wg {wg} the stages of {fmt.name} need {need} bytes of local "
+                              f"memory; allowed: at most {LOCAL_BYTES} (a smaller unroll or wg)")  # fmt: skip
     hb = fmt.high_bit_field
     # the alignment of a field's words in the stage (row starts, block starts, the field's offset)
     stage_align = lambda off: math.gcd(row_stride, fmt.block_bytes, off, 4)  # noqa: E731
     return dict(
-        args=args, wg=wg, warps=warps, unroll=unroll, stages=stages, act=act, words=sorted({lo, hi}), lo_word=lo,
-        lo_shift=lo_shift, hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_words=row_words,
-        row_stride=row_stride, w_stage=w_stage, w_loads=-(-16 * row_words // 32), x_stride=x_stride,
-        x_stage=x_stage, x_words=x_words, x_loads=-(-8 * unroll * x_words // 32),
+        args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=sorted({lo, hi}), lo_word=lo, lo_shift=lo_shift,
+        hi_word=hi, hi_shift=hi_shift, unit=unit, row_bytes=row_bytes, row_units=row_bytes // unit,
+        row_stride=row_stride, w_stride=w_stride, w_loads=-(-16 * row_bytes // unit // 32),
+        x_stride=x_stride, x_words=x_words, x_loads=-(-8 * unroll * x_words // 32),
         qs_align=stage_align(fmt.offsets["qs"]), qh_align=stage_align(fmt.offsets[hb]) if hb else 0,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), frag_words=FRAG_WORDS,
     )  # fmt: skip

@@ -61,14 +61,18 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     op = ov.pop("op", op)
     if op == "dequantize":
         return run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov)
-    if op in ("gemv_int8dot", "gemv_int8mma"):
-        mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # gemv_int8mma takes any M <= 8
+    if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag"):
+        mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # the mma kernels take any M <= 8
         plan = Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov)
         from qkgen.runtime.api import quantize_q8_1_device
         layout = ov.get("layout", "blocks")
         xq = quantize_q8_1_device(x, layout=layout)
         if layout == "planes":  # each rotated copy repacked once, as the runtime does per weight
             arrs = [{"planes": planes_of(qt, a)} for a in arrs]
+        if op == "gemv_int8frag":  # each rotated copy in the fragments layout (made on the host, not timed)
+            from qkgen.kernels.ops.int8frag import to_fragments
+            fr = torch.from_numpy(to_fragments(qt.format, qt.to_host().data, n, k))
+            arrs = [{"fragments": fr.cuda()} for _ in arrs]
     else:
         mmax = {} if op == "gemv_mma" else {"mmax": 1 if m == 1 else 8}  # gemv_mma takes any M <= 8
         plan = Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
@@ -79,7 +83,7 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     (ybuf, yarr, _), = plan.outputs(sizes, like=x).values()
     y = yarr.view(m, n)
     g, l = plan.geometry(sizes)
-    int8 = op in ("gemv_int8dot", "gemv_int8mma")
+    int8 = op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag")
     vals = {"xq": xq, "y": ybuf} if int8 else {"x": x, "y": ybuf}
     bound = [plan.bind({**a, **vals}, sizes) for a in arrs]  # bound once: only pointers and scalars
     launch = lambda i: dev.launch(plan.kernel, bound[i], g, l)

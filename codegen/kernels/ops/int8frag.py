@@ -109,13 +109,14 @@ def _gemv_context(req: Request) -> dict:
     # their sums in local memory, as gemv_int8mma's steps
     wg = req.pop_wg(256, 32)
     warps = wg // 32
+    unroll = req.pop_int("unroll", 1, 1, 8)  # groups a warp loads at once (a turn)
     args = [Arg("frags", "in", "u8", bind="fragments"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
     if not req.target.mma:
         args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
     return dict(
-        args=args, wg=wg, warps=warps, act=act, words=words, group=group_blocks(fmt),
+        args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=words, group=group_blocks(fmt),
         lo=words.index(lo), lo_shift=lo_shift, hi=words.index(hi), hi_shift=hi_shift,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), frag_words=FRAG_WORDS,
     )  # fmt: skip

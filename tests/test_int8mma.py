@@ -78,5 +78,7 @@ def test_formats_and_refusals(rng):
     with pytest.raises(QKGenValueError, match="q4_k has no int8mma path; allowed: q4_0, q4_1, q5_0, q5_1, q8_0"):
         qkgen.gemv(qt, x, path="int8mma", backend="opencl")
     q4 = qkgen.quantize(rng.standard_normal((16, 256)).astype(np.float32), "q4_0")
-    with pytest.raises(QKGenValueError, match="layout: 'planes'; the int8mma path reads blocks"):
+    with pytest.raises(QKGenValueError, match="layout: 'planes' is not one the int8mma path reads; allowed: blocks, "):
         qkgen.runtime.api.gemv_plans(q4, x, "int8mma", "opencl", None, layout="planes")
+    with pytest.raises(QKGenValueError, match="layout: 'fragments' is not one the int8dot path reads; allowed: blocks"):
+        qkgen.runtime.api.gemv_plans(q4, x, "int8dot", "opencl", None, layout="fragments")

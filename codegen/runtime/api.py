@@ -21,8 +21,9 @@ from ..formats import reference as ref
 from ..kernels.ops import MAX_M, get_op
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import k_multiple
+from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import check_layout
-from .paths import default_lane_group, default_layout, default_path
+from .paths import default_int8mma_layout, default_lane_group, default_layout, default_path
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -31,6 +32,7 @@ MAX_DIM = 2**32 - 1
 PATHS = ("float", "int8dot", "int8mma", "mma")
 _CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
 _PLANES = "_qkgen_planes"  # a QTensor's own cache of its planes layout, per device
+_FRAGMENTS = "_qkgen_fragments"  # and of its fragments layout (the int8mma path's, ops/int8frag.py)
 _NO_INPUTS: dict = {}
 # $QKGEN_BACKEND is part of every call's cache key: read from os.environ's own dict (os.environ.get
 # encodes the key and goes through Mapping.get, about 1 us a call).
@@ -180,11 +182,12 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
     gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the one measured faster,
     runtime.paths) and the launch sizes; what gemv and the bench share. layout (int8dot): "blocks"
-    or "planes" (W from weight_planes, x quantized to q8_1 planes); None: runtime.paths' default
-    for the device ("blocks" until measured)."""
+    or "planes" (W from weight_planes, x quantized to q8_1 planes); int8mma: "blocks" or "fragments"
+    (W from weight_fragments, read by gemv_int8frag); None: runtime.paths' default for the format
+    and device."""
     if path is not None and path not in PATHS:
         raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
-    if layout is not None:
+    if layout is not None and layout != "fragments":
         check_layout(layout)
     if not isinstance(fast_decode, bool):
         raise QKGenValueError(f"fast_decode: {fast_decode!r}; allowed: True or False")
@@ -213,12 +216,16 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     multiple = k_multiple(qt.format)
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
     sizes["nblocks"] = m * k // act.block
-    layout = layout or default_layout(dev.target)
-    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
     if op == "gemv_int8mma":
-        if layout != "blocks":
-            raise QKGenValueError(f"layout: {layout!r}; the int8mma path reads blocks; allowed: blocks")
-        return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
+        layout = layout or default_int8mma_layout(dev.target, qt.format)
+        if layout not in ("blocks", "fragments"):
+            raise QKGenValueError(f"layout: {layout!r} is not one the int8mma path reads; allowed: blocks, fragments")
+        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
+        return [quant, Plan.make(dev, "gemv_int8frag" if layout == "fragments" else op, qt.format, dtype=dtype)], sizes
+    layout = layout or default_layout(dev.target)
+    if layout not in ("blocks", "planes"):
+        raise QKGenValueError(f"layout: {layout!r} is not one the int8dot path reads; allowed: blocks, planes")
+    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
     return [quant, Plan.make(dev, op, qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
 
@@ -246,6 +253,23 @@ def weight_planes(qt: QTensor, dev) -> Any:
         sizes = {"nblocks": qt.nblocks, "planes_bytes": qt.nblocks * qt.format.block_bytes}
         (buf, arr, _), = plan.outputs(sizes, like=qt.data if dev.is_native(qt.data) else None).values()
         plan.launch({"data": qt.data, "planes": buf}, sizes)
+        got = cache[dev] = (ready(buf), arr)  # the array keeps the buffer alive
+    return got[0]
+
+
+def weight_fragments(qt: QTensor, dev) -> Any:
+    """qt's blocks in the fragments layout (ops/int8frag.py) on `dev`, as a launch argument: made by
+    the repack_fragments kernel at the first call and kept with the weight, as weight_planes keeps
+    the planes (a second copy on the device, a little larger than the blocks where a row's blocks
+    are not whole groups; a later in-place change to qt.data is not seen by it)."""
+    cache = _private_cache(qt, _FRAGMENTS)
+    got = cache.get(dev)
+    if got is None:
+        n, k = qt.shape
+        plan = Plan.make(dev, "repack_fragments", qt.format, dtype="u8")
+        sizes = {"N": n, "K": k, "frags_bytes": frag_planes(qt.format, n, k // qt.format.block)["bytes"]}
+        (buf, arr, _), = plan.outputs(sizes, like=qt.data if dev.is_native(qt.data) else None).values()
+        plan.launch({"data": qt.data, "frags": buf}, sizes)
         got = cache[dev] = (ready(buf), arr)  # the array keeps the buffer alive
     return got[0]
 
@@ -290,6 +314,8 @@ def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, devic
     arrays, _ = weight_values(qt)
     if any(a.bind == "planes" for p in plans for a in p.ks.args):  # the int8dot path's planes layout
         arrays["planes"] = weight_planes(qt, plans[0].dev)
+    if any(a.bind == "fragments" for p in plans for a in p.ks.args):  # the int8mma path's fragments layout
+        arrays["fragments"] = weight_fragments(qt, plans[0].dev)
     like = x if plans[0].dev.is_native(x) else None
     return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 

@@ -110,6 +110,22 @@ FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingPr
 })  # fmt: skip
 
 
+# backend -> the formats whose int8mma path reads W in its fragments layout (gemv_int8frag, W repacked
+# once per device: a second copy of the weight) rather than its blocks (gemv_int8mma). NVIDIA H200,
+# 4096 x 14336, f32 x, M = 8, kernel alone, cold (sweeps 26-27, runs 50-51,
+# docs/bench/2026-11-26-h200-int8frag.md), blocks -> fragments: q4_0 24.1 -> 20.8 us, q5_0 37.0 ->
+# 25.1, q8_0 61.5 -> 26.4; q4_1 23.8 -> 22.6 and q5_1 24.8 -> 25.0 keep their blocks (no second copy
+# for 5% or less).
+INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
+    "cuda": frozenset({"q4_0", "q5_0", "q8_0"}),
+})  # fmt: skip
+
+
+def default_int8mma_layout(target: Target, fmt: Format) -> str:
+    """The layout the int8mma path reads W in on this kind of device: "fragments" or "blocks"."""
+    return "fragments" if fmt.name in INT8MMA_FRAGMENTS.get(target.backend, frozenset()) else "blocks"
+
+
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"mma", "int8mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
     table = FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA

@@ -1,5 +1,6 @@
-"""The int8mma GEMV path on the CUDA GPU (PTX mma m16n8k32, signed bytes): every format x dtype x M
-against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
+"""The int8mma GEMV path on the CUDA GPU (PTX mma m16n8k32, signed bytes), W read from its blocks
+(gemv_int8mma) and from its fragments layout (gemv_int8frag, repacked by repack_fragments): every
+format x layout x dtype x M against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
 float64), within the f32 bound of those terms, on sizes with row and block tails; then model-sized
 torch tensors, and the same call inside a CUDA graph."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import qkgen
+import qkgen.runtime.api as api
 from qkgen.kernels.ops import get_op
 from qkgen.kernels.render import render
 from qkgen.tools import check
@@ -20,7 +22,9 @@ DTYPES = ("f16", "bf16", "f32")
 @pytest.fixture(scope="module", autouse=True)
 def compiled(cuda_device):
     """The kernels built up front by parallel nvcc runs."""
-    cuda_device.compile_many([render("gemv_int8mma", f, cuda_device.target, dtype=t) for f in FORMATS for t in DTYPES])
+    cuda_device.compile_many([render(op, f, cuda_device.target, dtype=t) for op in ("gemv_int8mma", "gemv_int8frag")
+                              for f in FORMATS for t in DTYPES]
+                             + [render("repack_fragments", f, cuda_device.target, dtype="u8") for f in FORMATS])
 
 
 def _within_terms_bound(y, x, qt, dtype: str) -> bool:
@@ -28,22 +32,29 @@ def _within_terms_bound(y, x, qt, dtype: str) -> bool:
     return bool(np.all(err <= bound))
 
 
+@pytest.fixture(params=["blocks", "fragments"])
+def layout(request, monkeypatch):
+    """The layout the int8mma path reads W in, whatever runtime.paths takes for the format."""
+    monkeypatch.setattr(api, "default_int8mma_layout", lambda target, fmt: request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("m", [1, 3, 8])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_int8mma_cuda(fmt, dtype, m, cuda_device):
+def test_int8mma_cuda(fmt, dtype, m, layout, cuda_device):
     """N = 83 (a 16-row tail) and K = 37 blocks (an odd count: the last step's second block is past
-    the end)."""
+    the end, the last group is not whole)."""
     rng = np.random.default_rng(m)
     qt = qkgen.quantize(rng.standard_normal((83, 37 * 32)).astype(np.float32), fmt)
     x = check.gemv_x(rng, m, qt.shape[1], dtype)
     y = qkgen.gemv(qt, x, path="int8mma", backend="cuda")
-    assert y.shape == (m, 83)
+    assert y.shape == (m, 83) and bool(qt.__dict__.get(api._FRAGMENTS)) == (layout == "fragments")
     assert _within_terms_bound(y, x, qt, dtype)
 
 
 @pytest.mark.parametrize("fmt", ["q4_0", "q5_1", "q8_0"])
-def test_int8mma_torch_large_and_graph(fmt, torch_cuda):
+def test_int8mma_torch_large_and_graph(fmt, layout, torch_cuda):
     """Torch tensors on a model-sized weight (448 blocks a row), the same y as the int8dot path
     within the bound, and the same call captured in a CUDA graph gives the same y."""
     torch = torch_cuda

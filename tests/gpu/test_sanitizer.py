@@ -14,6 +14,7 @@ pytestmark = pytest.mark.gpu
 # partial last chunks (odd sizes); M = 1 and M = 3 for the GEMV families.
 SCRIPT = r"""
 import numpy as np, qkgen
+import qkgen.runtime.api as api
 from qkgen.interop.lookup import embedding
 from qkgen.kernels.ops import OPS
 from qkgen.runtime.api import quantize_q8_1_device
@@ -22,6 +23,7 @@ cases = [("nf4", dict(nested=True)), ("fp4", {}), ("blockwise8", {}), ("q4_0", {
          ("int4", dict(scale_mode="group")), ("int1", dict(scale_mode="row")), ("q4_k", {}), ("q6_k", {}),
          ("q3_k", {}), ("mxfp4", {}), ("nvfp4", {})]
 ops = set()
+int8mma_layout = api.default_int8mma_layout
 for name, kw in cases:
     kq, gg = name.endswith("_k") or name == "nvfp4", name.startswith(("q", "mx"))  # super-blocks; GGUF blocks
     k = 512 if kq else 320 if gg else 384
@@ -42,14 +44,17 @@ for name, kw in cases:
                 qkgen.gemv(qt, x, path="int8dot", backend="cuda"); ops |= {"gemv_int8dot", "quantize_q8_1"}
     if name in OPS["gemv_int8mma"].formats():  # M = 3 and 8; odd block counts end a row 2 bytes past a word
         for q, m in ((qt, 3), (odd, 8)):
-            qkgen.gemv(q, rng.standard_normal((m, q.shape[1])).astype(np.float32), path="int8mma", backend="cuda")
-        ops.add("gemv_int8mma")
+            for layout in ("blocks", "fragments"):  # whichever runtime.paths takes for the format, both
+                api.default_int8mma_layout = lambda target, fmt, layout=layout: layout
+                qkgen.gemv(q.with_arrays(data=q.data.copy()), rng.standard_normal((m, q.shape[1])).astype(np.float32),
+                           path="int8mma", backend="cuda")
+        api.default_int8mma_layout = int8mma_layout
+        ops |= {"gemv_int8mma", "gemv_int8frag", "repack_fragments"}
     if name in OPS["gemv_mma"].formats():  # f16 x only; M = 3 and 8, rows and chunks past the ends
         for m in (3, 8):
             x = rng.standard_normal((m, k)).astype(np.float16)
             qkgen.gemv(qt, x, path="mma", backend="cuda"); ops.add("gemv_mma")
 # the int8dot path's planes layout (a knob: runtime.paths.INT8DOT_LAYOUT is empty), patched in here
-import qkgen.runtime.api as api
 api.default_layout = lambda target: "planes"
 for name in ("q4_0", "q5_1", "q8_0"):
     qt = qkgen.quantize(rng.standard_normal((9, 320)).astype(np.float32), name)

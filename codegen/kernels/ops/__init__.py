@@ -11,7 +11,7 @@ from .spec import MAX_M, OpSpec, Output, Request
 OPS: MappingProxyType[str, OpSpec] = MappingProxyType(
     {s.name: s for s in (dequantize.SPEC, gemv.SPEC, int8dot.QUANTIZE_Q8_1, int8dot.GEMV_INT8DOT, int8mma.SPEC, int8frag.GEMV_INT8FRAG, mma.SPEC, embedding.SPEC,
                          quantize.QUANTIZE_STATS, quantize.QUANTIZE, quantize.QUANTIZE_BLOCKWISE,
-                         repack.SPEC, exact_sum.SPEC)}
+                         repack.SPEC, int8frag.REPACK_FRAGMENTS, exact_sum.SPEC)}
 )
 
 

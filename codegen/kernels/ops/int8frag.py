@@ -28,7 +28,7 @@ from ...errors import QKGenValueError
 from ..source import Arg
 from .int8dot import ACT, int8dot_reference
 from .int8mma import FRAG_WORDS, accepts, quad_words
-from .spec import OpSpec, Output, Request
+from .spec import OpSpec, Output, Request, grid_1d, load_align
 
 
 def frag_words(fmt) -> tuple[int, ...]:
@@ -107,9 +107,13 @@ def _gemv_context(req: Request) -> dict:
     assert act.offsets["d"] // 4 == act.offsets["s"] // 4, "the template reads q8_1's d and s as one word"
     # warps of a work-group split a row's groups (warp w takes groups w, w + warps, ...) and add up
     # their sums in local memory, as gemv_int8mma's steps
-    wg = req.pop_wg(256, 32)
+    # Sweep 27 (run 51, H200, 4096 x 14336, M = 8, f32 x, kernel alone, cold): 16 warps a work-group
+    # against 8: q4_0 29.6 -> 20.8 us, q5_0 31.4 -> 25.1, q8_0 36.5 -> 28.6 (4096 rows make 256
+    # work-groups, so more warps is more loads in flight); 32 warps: 25.0, 29.2, 29.9. A turn of 4
+    # blocks (unroll 2 for q8_0's groups of 2): q8_0 28.6 -> 26.4; 8 blocks: q4_0 20.8 -> 23.5.
+    wg = req.pop_wg(512, 32)
     warps = wg // 32
-    unroll = req.pop_int("unroll", 1, 1, 8)  # groups a warp loads at once (a turn)
+    unroll = req.pop_int("unroll", 4 // (4 // len(words)), 1, 8)  # groups a warp loads at once (a turn)
     args = [Arg("frags", "in", "u8", bind="fragments"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
@@ -131,4 +135,40 @@ GEMV_INT8FRAG = OpSpec(
     doc="y = x @ W.T through q8_1 activations, int8 warp matrix products, W in its fragments layout",
     context=_gemv_context, grid=_gemv_grid, accepts=accepts, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
     reference=int8dot_reference, notes={"variants": False},
+)  # fmt: skip
+
+
+def _repack_context(req: Request) -> dict:
+    """One work-item per block of the padded rows (a block past nb writes zeros): its code words to
+    the lanes' places in the codes plane, its other fields to their planes."""
+    fmt = req.fmt
+    _check_fields(fmt)
+    hb = fmt.high_bit_field
+    fields = [(hb, 4)] if hb else []
+    fields += [("d", 2)] + ([("m", 2)] if fmt.scale == "d_m" else [])
+    args = [Arg("blocks", "in", "u8", bind="data"), Arg("frags", "out", "u8"), Arg("N", "scalar", "u32"),
+            Arg("K", "scalar", "u32")]  # fmt: skip
+    return dict(args=args, wg=req.pop_wg(64, 1), words=frag_words(fmt), group=group_blocks(fmt),
+                code_align=load_align(fmt, "qs", 4),
+                fields=[dict(name=n, nbytes=b, align=load_align(fmt, n, b)) for n, b in fields])  # fmt: skip
+
+
+def _repack_grid(ks, sizes: dict):
+    fmt = get_format(ks.format)
+    g = group_blocks(fmt)
+    return grid_1d(sizes["N"] * (-(-sizes["K"] // fmt.block // g) * g), ks.wg)
+
+
+def get_format(name: str):
+    from ...formats import get
+
+    return get(name)
+
+
+REPACK_FRAGMENTS = OpSpec(
+    name="repack_fragments", template="repack_fragments.jinja",
+    doc="inline blocks -> the int8mma fragments layout (ops/int8frag.py)",
+    context=_repack_context, grid=_repack_grid, accepts=accepts, dtypes=("u8",),
+    outputs=(Output("frags", "u8", lambda s: s["frags_bytes"]),),
+    reference=lambda qt: to_fragments(qt.format, qt.data, qt.shape[0], qt.shape[1]), notes={"variants": False},
 )  # fmt: skip

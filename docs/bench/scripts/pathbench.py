@@ -2,7 +2,8 @@
 device time (N back-to-back calls captured in one CUDA graph), cold (weight copies rotated past 4x
 the L2) and hot, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
 argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16, bf16 or f32;
-argv[5] (optional): the Ms, comma-separated (default 1,8)."""
+argv[5] (optional): the Ms, comma-separated (default 1,8); argv[6] (optional): the paths to time,
+comma-separated (default: every path the format takes; the default path is always timed)."""
 import json, sys
 import torch, qkgen
 from gemv_sweep import graph_us, L2
@@ -14,6 +15,7 @@ fmts = sys.argv[2].split(",")
 n, k = map(int, (sys.argv[3] if len(sys.argv) > 3 else "4096x14336").split("x"))
 xdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[4] if len(sys.argv) > 4 else "f16"]
 ms = [int(v) for v in (sys.argv[5] if len(sys.argv) > 5 else "1,8").split(",")]
+only = sys.argv[6].split(",") if len(sys.argv) > 6 else None
 cg = ceiling()
 print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], x {xdt}", flush=True)
 rows = []
@@ -25,7 +27,7 @@ for name in fmts:
     wq = qkgen.dequantize(qt0, "f32").double()
     paths = [p for p, op in (("float", "gemv"), ("int8dot", "gemv_int8dot"), ("int8mma", "gemv_int8mma"),
                                       ("mma", "gemv_mma"))
-             if name in get_op(op).formats()]
+             if name in get_op(op).formats() and (only is None or p in only)]
     for m in ms:
         x = torch.randn(m, k, device="cuda").to(xdt)
         want = x.double() @ wq.T

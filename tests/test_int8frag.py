@@ -1,0 +1,119 @@
+"""Tier 2: the int8mma path's fragments layout (ops/int8frag.py): the numpy layout against its
+definition written out element by element, the repack_fragments kernel byte-equal to it on every
+OpenCL and SYCL device here, and gemv_int8frag (the int8mma product reading that layout) within the
+f32 bound of the int8dot terms for every format x dtype x M, through the public call. The CUDA form
+(PTX mma) runs in the GPU suite (tests/gpu/test_int8mma_gpu.py).
+
+Shapes have row tails (N not a multiple of 16) and block counts that are not whole groups.
+"""
+
+import numpy as np
+import pytest
+
+import qkgen
+import qkgen.runtime.api as api
+import qkgen.runtime.paths as paths
+from qkgen.backends import get, open_device
+from qkgen.kernels.ops import get_op
+from qkgen.kernels.ops.int8frag import frag_planes, frag_words, group_blocks, to_fragments
+from qkgen.runtime.plan import Plan
+from qkgen.tools import check
+
+FORMATS = get_op("gemv_int8frag").formats()
+BACKENDS = [b for b in ("opencl", "sycl") if get(b).is_available()]
+needs_opencl = pytest.mark.skipif("opencl" not in BACKENDS, reason="no OpenCL here")
+
+
+def test_layout_matches_its_definition(rng):
+    """Every byte of to_fragments from the definition, block by block (q5_0: a high-bit plane; q4_1:
+    an m plane; q8_0: two words a lane, groups of 2)."""
+    for name in ("q5_0", "q4_1", "q8_0"):
+        fmt = qkgen.formats.get(name)
+        n, nb = 5, 7
+        qt = qkgen.quantize(rng.standard_normal((n, nb * 32)).astype(np.float32), name)
+        out = to_fragments(fmt, qt.data, n, nb * 32)
+        blocks = qt.data.reshape(n, nb, fmt.block_bytes)
+        g, words = group_blocks(fmt), frag_words(fmt)
+        ng = -(-nb // g)
+        planes = frag_planes(fmt, n, nb)
+        assert len(words) * g == 4 and out.size == planes["bytes"] and all(v % 16 == 0 for v in planes.values())
+        word = lambda r, b, w: blocks[r, b, fmt.offsets["qs"] + 4 * w : fmt.offsets["qs"] + 4 * w + 4].tobytes()  # noqa: E731
+        for r in range(n):
+            for b in range(ng * g):
+                for q in range(4):
+                    for i, a in enumerate(words):
+                        at = ((r * ng + b // g) * 4 + q) * 16 + (b % g * len(words) + i) * 4
+                        want = word(r, b, q + a) if b < nb else bytes(4)
+                        assert out[at : at + 4].tobytes() == want, (name, r, b, q, a)
+                for field in [fmt.high_bit_field, "d", "m"]:
+                    if field in planes:
+                        size = 4 if field == fmt.high_bit_field else 2
+                        at = planes[field] + (r * ng * g + b) * size
+                        want = blocks[r, b, fmt.offsets[field] : fmt.offsets[field] + size] if b < nb else 0
+                        assert np.array_equal(out[at : at + size], np.broadcast_to(want, size)), (name, field, r, b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_repack_fragments_kernel_equals_the_layout(fmt, backend, rng, poisoned):
+    dev = open_device(backend, 0)
+    for n, nb in ((67, 7), (3, 1), (16, 8)):
+        qt = qkgen.quantize(rng.standard_normal((n, nb * 32)).astype(np.float32), fmt)
+        want = to_fragments(qt.format, qt.data, n, nb * 32)
+        plan = Plan.make(dev, "repack_fragments", qt.format, dtype="u8")
+        sizes = {"N": n, "K": nb * 32, "frags_bytes": want.size}
+        (buf, arr, _), = plan.outputs(sizes).values()
+        plan.launch({"data": qt.data, "frags": buf}, sizes)
+        assert np.array_equal(dev.download(arr, "u8", want.size), want)
+
+
+@pytest.fixture
+def fragments_here(monkeypatch):
+    """The int8mma path reads fragments on these backends too (runtime.paths takes them on CUDA)."""
+    monkeypatch.setattr(paths, "INT8MMA_FRAGMENTS", {b: frozenset(FORMATS) for b in ("cuda", "opencl", "sycl")})
+
+
+@needs_opencl
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_int8frag_matches_the_int8dot_terms(fmt, dtype, m, rng, poisoned, fragments_here):
+    qt = qkgen.quantize(rng.standard_normal((67, 7 * 32)).astype(np.float32), fmt)
+    x = check.gemv_x(rng, m, qt.shape[1], dtype)
+    plans, _ = api.gemv_plans(qt, x, "int8mma", "opencl")
+    assert plans[1].ks.name.startswith("gemv_int8frag_")
+    y = qkgen.gemv(qt, x, path="int8mma", backend="opencl")
+    assert y.shape == (m, 67)
+    err, bound = check.int8dot_error(y, x, qt, dtype)
+    assert np.all(err <= bound)
+    assert len(qt.__dict__[api._FRAGMENTS]) == 1  # made once, kept with the weight
+    y2 = qkgen.gemv(qt, x, path="int8mma", backend="opencl")
+    assert np.array_equal(y2, y) and len(qt.__dict__[api._FRAGMENTS]) == 1
+
+
+@needs_opencl
+@pytest.mark.parametrize("unroll, wg", [(1, 32), (3, 64), (2, 256)])
+def test_int8frag_turns_and_warps(unroll, wg, rng, poisoned):
+    """Other shapes compute the same sums: one warp, turns of 3 groups (a last turn past the end),
+    warps with no group at all."""
+    dev = open_device("opencl", 0)
+    for fmt in ("q4_0", "q5_1", "q8_0"):
+        qt = qkgen.quantize(rng.standard_normal((35, 11 * 32)).astype(np.float32), fmt)
+        x = check.gemv_x(rng, 5, qt.shape[1], "f32")
+        plan = Plan.make(dev, "gemv_int8frag", qt.format, dtype="f32", unroll=unroll, wg=wg)
+        sizes = {"N": 35, "K": qt.shape[1], "M": 5}
+        (buf, arr, _), = plan.outputs(sizes).values()
+        frags = to_fragments(qt.format, qt.data, 35, qt.shape[1])
+        plan.launch({"fragments": frags, "xq": api.quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
+        err, bound = check.int8dot_error(dev.download(arr, "f32", 5 * 35).reshape(5, 35), x, qt, "f32")
+        assert np.all(err <= bound)
+
+
+def test_cuda_defaults():
+    """On CUDA the int8mma path reads fragments for the rows runtime.paths lists, blocks elsewhere."""
+    from qkgen.kernels.target import get_target
+
+    t = get_target("cuda-sm90")
+    assert {f: paths.default_int8mma_layout(t, qkgen.formats.get(f)) for f in FORMATS} == {
+        "q4_0": "fragments", "q4_1": "blocks", "q5_0": "fragments", "q5_1": "blocks", "q8_0": "fragments"}
+    assert paths.default_int8mma_layout(get_target("opencl-intel-cpu"), qkgen.formats.get("q4_0")) == "blocks"

@@ -81,9 +81,10 @@ def default_lane_group(target: Target) -> bool:
 # Public calls on every path at M = 4..8 (run 44, docs/bench/2026-11-26-h200-int8mma.md, f16 x, cold):
 # q4_0's mma path 21.9 us at M = 4 against int8dot's 24.2 (25.8 against 34.2 at M = 8), so from M = 4;
 # q5_1's int8mma path 27.2 us at M = 8 against mma's 32.2, so q5_1 left this table (FASTER_INT8MMA).
+# Run 52 (f16 x, public calls, cold): q4_0's int8mma path with W in fragments 20.9 us at M = 4 against
+# mma's 22.0 (23.1 against 25.6 at M = 8), so q4_0 left it too.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1,
-                              "q4_0": 4, "q4_1": 8}),
+    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1, "q4_1": 8}),
 })  # fmt: skip
 
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
@@ -98,15 +99,19 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 
 # (backend, x is f32) -> {format: the least M from which its int8mma path (x to q8_1, then int8 warp
 # matrix products, both launches) was measured faster than the int8dot, mma and float paths}; f16's
-# row serves bf16 x too. NVIDIA H200, 4096 x 14336, public calls, cold (run 44,
-# docs/bench/2026-11-26-h200-int8mma.md), int8dot -> int8mma: f32 x, M = 5 / 6 / 8: q4_0 26.7 / 29.1 /
-# 34.2 -> 26.6 / 27.3 / 27.6 us, q4_1 26.1 / 28.8 / 34.5 -> 25.3 / 25.6 / 26.0, q5_1 28.7 / 31.5 / 36.7
-# -> 26.5 / 26.7 / 27.1; f16 x: q4_1 28.8 -> 25.6 at M = 6 (mma 25.6), q5_1 28.5 -> 26.4 at M = 5 (mma
-# 31.6). At M = 4 int8dot was ahead for all three. q5_0 and q8_0 were slower on it (kernels at M = 8,
-# sweep 23: 36.4 and 44.0 us against int8dot's 33.2 and 38.6).
+# row serves bf16 x too (bf16 was not timed on this path). NVIDIA H200, 4096 x 14336, public calls,
+# cold. q4_1 and q5_1 (W in blocks; run 44, docs/bench/2026-11-26-h200-int8mma.md), int8dot ->
+# int8mma: f32 x, M = 5 / 6 / 8: q4_1 26.1 / 28.8 / 34.5 -> 25.3 / 25.6 / 26.0, q5_1 28.7 / 31.5 /
+# 36.7 -> 26.5 / 26.7 / 27.1; f16 x: q4_1 28.8 -> 25.6 at M = 6 (mma 25.6), q5_1 28.5 -> 26.4 at M =
+# 5 (mma 31.6). q4_0, q5_0 and q8_0 (W in fragments, INT8MMA_FRAGMENTS; run 52,
+# docs/bench/2026-11-26-h200-int8frag.md), int8dot -> int8mma, f32 x: q4_0 21.0 -> 20.8 at M = 3,
+# 24.1 -> 21.1 at 4, 34.5 -> 23.4 at 8; q5_0 24.8 -> 24.0 at M = 4, 35.8 -> 26.8 at 8 (21.8 -> 23.9
+# at 3); q8_0 24.1 -> 23.2 at M = 2, 40.8 -> 28.8 at 8. f16 x: q4_0 at M = 4 20.9 against int8dot's
+# 23.8 and mma's 22.0 (23.1, 34.0, 25.6 at M = 8; a tie at 3); q5_0 24.0 against 24.6 at M = 4;
+# q8_0 23.5 against 24.3 at M = 2 (hot: that cold figure also timed the repack, see the doc).
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
-    ("cuda", False): MappingProxyType({"q4_1": 6, "q5_1": 5}),
-    ("cuda", True): MappingProxyType({"q4_0": 6, "q4_1": 5, "q5_1": 5}),
+    ("cuda", False): MappingProxyType({"q4_0": 4, "q4_1": 6, "q5_0": 4, "q5_1": 5, "q8_0": 2}),
+    ("cuda", True): MappingProxyType({"q4_0": 3, "q4_1": 5, "q5_0": 4, "q5_1": 5, "q8_0": 2}),
 })  # fmt: skip
 
 

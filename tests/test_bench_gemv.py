@@ -232,3 +232,29 @@ def test_gemv_bnb_and_torch_rows_with_cpu_torch(monkeypatch):
         assert rows[0].bytes == case.bytes != dense.bytes
 
 
+
+
+@pytest.mark.parametrize("path, fragments", [("int8dot", False), ("int8mma", False), ("int8mma", True)])
+def test_gemv_path_sets_on_the_cpu_device(path, fragments, monkeypatch):
+    """A GemvPath set (what the int8dot and int8mma rows time: x -> q8_1, then the product; the
+    fragments layout made once for the set's weight copy) gives y within the check's tolerance."""
+    import qkgen.runtime.paths as paths
+    from qkgen.backends import open_device
+
+    if _intel_cpu() is None:
+        pytest.skip("needs Intel's CPU OpenCL runtime")
+    if fragments:  # runtime.paths takes fragments on CUDA only; this device's rows read them too here
+        monkeypatch.setattr(paths, "INT8MMA_FRAGMENTS", {"opencl": frozenset({"q8_0"})})
+    dev = open_device("opencl", _intel_cpu().name)
+    w = np.random.default_rng(5).standard_normal((40, 320)).astype(np.float32)
+    qt = qkgen_impl.quantize_host(w, "q8_0")
+    x = gemv_case.gemv_x(0, 40, 320, 3, "f32")
+    kern = qkgen_impl.GemvPath(dev, qt, x, "f32", path)
+    assert ("gemv_int8frag" in kern.name) == fragments and len(kern.kernels) == 2 and kern.xq_bytes == 3 * 10 * 36
+    y_buf, y = dev.empty(3 * 40, "f32")
+    launches = kern.bind(y_buf)
+    assert launches.time_ms() > 0
+    check = gemv_case.gemv_checker(x, qkgen_impl.dequantize_host(qt), "f32")
+    assert check(dev.download(y, "f32", 3 * 40)) < harness.CHECK_REL_TOL
+    assert qkgen_impl.GemvPath.applies(qt, 320, "int8mma", dev.target) is False  # no warp matrix instructions
+    assert qkgen_impl.GemvPath.applies(qt, 320, "int8dot", dev.target)

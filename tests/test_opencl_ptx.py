@@ -65,7 +65,8 @@ def test_no_other_target_gets_inline_ptx():
 def test_kernels_without_a_dot_product_are_those_of_nvidia_opencl():
     header = re.compile(r"^ \* target: .*\n", re.M)
     for v in variants(None):
-        if v["op"] in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag"):  # their 4-way dot products (the mma kernels: without mma)
+        # their 4-way dot products (the int8 mma kernels': their product without mma)
+        if v["op"] in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag"):
             continue
         src = _render(v, PTX)
         assert "asm(" not in src

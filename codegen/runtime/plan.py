@@ -22,8 +22,9 @@ POISON_OUTPUTS = False
 
 
 class Plan:
-    def __init__(self, dev, ks: KernelSource):
+    def __init__(self, dev, ks: KernelSource, render_kw: dict | None = None):
         self.dev, self.ks = dev, ks
+        self.render_kw = render_kw  # render()'s keywords as make() had them ("op", "format" too), if made so
         self.spec = get_op(ks.op)
         self.kernel = dev.compile(ks)
         self.dtype = ks.param("dtype")
@@ -31,7 +32,8 @@ class Plan:
     @classmethod
     def make(cls, dev, op: str, fmt: Any, **render_kw) -> Plan:
         """Render `op` for dev's own target and compile it (both cached)."""
-        return cls(dev, render(op, fmt, dev.target, **render_kw))
+        kw = {"op": op, "format": getattr(fmt, "name", fmt), **render_kw}
+        return cls(dev, render(op, fmt, dev.target, **render_kw), kw)
 
     def _accepts(self, arg) -> tuple[str, ...]:
         return dtypes.get(self.dtype if arg.dtype == "x" else arg.dtype).accepts

@@ -2,7 +2,10 @@
 
 Rows per case: qkgen's float path (impl "qkgen", path "float"), qkgen's int8dot path for the GGUF
 formats that have one (impl "qkgen int8dot", path "int8dot": quantize_q8_1 then gemv_int8dot, one
-set = both launches), on CUDA with torch the baselines (bitsandbytes' 4-bit product for nf4/fp4,
+set = both launches), on devices with warp matrix instructions (CUDA sm_80+) the int8mma path for the
+rows that have one (impl "qkgen int8mma": quantize_q8_1 then its product on W's blocks or fragments
+layout, as runtime.paths says; the fragments copy made once per set, not timed) and the mma path
+(impl "qkgen mma"), on CUDA with torch the baselines (bitsandbytes' 4-bit product for nf4/fp4,
 the dense torch product), and with --llamacpp the llama.cpp row (test-backend-ops' MUL_MAT, hot).
 Every set is fresh device copies of W (codes, statistics or dense), x and y; on CUDA with torch
 they are torch tensors, so qkgen's launches go on torch's stream and are captured in CUDA graphs.
@@ -99,7 +102,7 @@ class GemvBench(BenchOp):
         def bound_set(kernel) -> Callable[[], TimedSet]:
             def make() -> TimedSet:
                 y_buf, y = dev.empty(m * n_out, dtype, like=ctx.like)
-                extra = {"like": ctx.like} if isinstance(kernel, qkgen_impl.GemvInt8dot) else {}
+                extra = {"like": ctx.like} if isinstance(kernel, qkgen_impl.GemvPath) else {}
                 launches = kernel.bind(y_buf, ctx.place, **extra)
                 return TimedSet(run=launches.time_ms, output=y_output(y), keep=(launches, y_buf, y),
                                 launch=launches.launch)  # fmt: skip
@@ -110,16 +113,24 @@ class GemvBench(BenchOp):
         impls = [Impl("qkgen", bound_set(float_kernel), kernel=float_kernel.name, path="float", check=check,
                       host=host("float"), host_note=host_note)]  # fmt: skip
         extra: list[dict] = []
-        if qkgen_impl.GemvInt8dot.applies(qt, k):
-            i8 = qkgen_impl.GemvInt8dot(dev, qt, x, dtype)
-            note = (f"time = quantize_q8_1 + gemv_int8dot launches; the q8_1 copy of x ({i8.xq_bytes} B "
-                    "written and read) is not counted")  # fmt: skip
-            impls.append(Impl("qkgen int8dot", bound_set(i8), kernel=i8.name, path="int8dot", note=note,
-                              check=check, host=host("int8dot"), host_note=host_note))  # fmt: skip
-            extra += i8.kernels
-        elif qt.format.inline and not qkgen_impl.int8dot_formats():
+        for path in qkgen_impl.GEMV_PATHS:
+            if not qkgen_impl.GemvPath.applies(qt, k, path, dev.target):
+                continue
+            kern = qkgen_impl.GemvPath(dev, qt, x, dtype, path)
+            note = f"time = {len(kern.kernels)} launch{'es' if len(kern.kernels) > 1 else ''}"
+            if kern.xq_bytes:
+                note += f"; the q8_1 copy of x ({kern.xq_bytes} B written and read) is not counted"
+            if path == "mma":
+                note += "; W rounded to x's 16-bit type (f16 for f32 x)"
+            impls.append(Impl(f"qkgen {path}", bound_set(kern), kernel=kern.name, path=path, note=note,
+                              check=check, host=host(path), host_note=host_note))  # fmt: skip
+            extra += kern.kernels
+        if qt.format.inline and not qkgen_impl.int8dot_formats():
             ctx.note_once("qkgen's int8dot path is not in this build (no quantize_q8_1 / gemv_int8dot "
                           "kernels): no int8dot rows")  # fmt: skip
+        if not dev.target.mma:
+            ctx.note_once("no int8mma or mma rows: this device has no warp matrix instructions (those "
+                          "paths run through local memory there: correct, not fast)")  # fmt: skip
         impls += baselines.gemv_impls(ctx, qt, x, w, dtype, check)
         impls += llamacpp_impls(ctx, qt, spec)
         return Case(spec, nbytes, formula, impls, render_kwargs=float_kernel.render_kwargs,

@@ -173,34 +173,57 @@ class GemvFloat:
         return Launches(self.dev, [step], keep=(step[1], arrays, x))
 
 
-class GemvInt8dot:
-    """qkgen's int8dot GEMV: quantize_q8_1 (x -> q8_1 blocks) then gemv_int8dot, two launches."""
+# the GEMV paths besides float a case may time: path -> its product's op
+GEMV_PATHS = {"int8dot": "gemv_int8dot", "int8mma": "gemv_int8mma", "mma": "gemv_mma"}
 
-    def __init__(self, dev, qt, x: np.ndarray, dtype: str):
-        (self._quant, self._gemv), self._sizes = api.gemv_plans(qt, x, "int8dot", dev.backend, dev.info.index)
-        self.dev, self.qt, self.x, self.dtype = dev, qt, x, dtype
+
+class GemvPath:
+    """qkgen's GEMV on `path` ("int8dot", "int8mma", "mma"): the plans api.gemv_plans makes for it
+    (the integer paths quantize x to q8_1 first), one set = all their launches."""
+
+    def __init__(self, dev, qt, x: np.ndarray, dtype: str, path: str):
+        self._plans, self._sizes = api.gemv_plans(qt, x, path, dev.backend, dev.info.index)
+        self.dev, self.qt, self.x, self.dtype, self.path = dev, qt, x, dtype, path
         self.shape = (self._sizes["N"], self._sizes["K"], self._sizes["M"])
-        act = int8dot_act()
-        self.xq_bytes = self._sizes["nblocks"] * act.block_bytes
-        self.name = f"{self._quant.ks.name} + {self._gemv.ks.name}"
-        self.kernels = [{"op": "quantize_q8_1", "format": act.name, "dtype": dtype, "sha": self._quant.ks.sha},
-                        {"op": "gemv_int8dot", "format": qt.format.name, "dtype": dtype,
-                         "mmax": self._gemv.ks.param("mmax"), "sha": self._gemv.ks.sha}]  # fmt: skip
+        q8 = self._plans[0].ks.op == "quantize_q8_1"
+        self.xq_bytes = self._sizes["nblocks"] * int8dot_act().block_bytes if q8 else 0
+        self.name = " + ".join(p.ks.name for p in self._plans)
+        self.kernels = [{**p.render_kw, "sha": p.ks.sha} for p in self._plans]
 
     @staticmethod
-    def applies(qt, k: int) -> bool:
-        """True when qt's format has an int8dot path and K is whole q8_1 and weight blocks."""
-        return qt.format.name in int8dot_formats() and k % k_multiple(qt.format) == 0
+    def applies(qt, k: int, path: str, target) -> bool:
+        """True when qt's format has this path, K fits it, and (int8mma, mma) the device has warp
+        matrix instructions (elsewhere those paths go through local memory: correct, not fast)."""
+        if qt.format.name not in get_op(GEMV_PATHS[path]).formats():
+            return False
+        if path == "mma":
+            return target.mma
+        return k % k_multiple(qt.format) == 0 and (path == "int8dot" or target.mma)
 
     def bind(self, y_buf, place=_host, like=None) -> Launches:
         dev = self.dev
-        xq_buf, xq = dev.empty(self.xq_bytes, "u8", like=like)
         arrays, _ = api.weight_values(self.qt)
         arrays = {k: place(v) for k, v in arrays.items()}
         x = place(self.x, self.dtype)
-        q = _step(self._quant, {"x": x, "xq": xq_buf}, self._sizes)
-        g = _step(self._gemv, {**arrays, "xq": ready(xq_buf), "y": y_buf}, self._sizes)
-        return Launches(dev, [q, g], keep=(q[1], g[1], xq_buf, xq, arrays, x))
+        keep: list = [arrays, x]
+        binds = {a.bind for p in self._plans for a in p.ks.args}
+        if binds & {"planes", "fragments"}:  # a repacked layout of this set's weight copy, made once here
+            on_dev = self.qt.with_arrays(**arrays)
+            make = api.weight_planes if "planes" in binds else api.weight_fragments
+            arrays["planes" if "planes" in binds else "fragments"] = make(on_dev, dev)
+            keep.append(on_dev)
+        xq_buf = None
+        if self.xq_bytes:
+            xq_buf, xq = dev.empty(self.xq_bytes, "u8", like=like)
+            keep += [xq_buf, xq]
+        steps = []
+        for p in self._plans:
+            values = {**arrays, "x": x, "y": y_buf}
+            if xq_buf is not None:  # quantize_q8_1 writes the q8_1 copy of x, the product reads it
+                values["xq"] = xq_buf if p.ks.op == "quantize_q8_1" else ready(xq_buf)
+            steps.append(_step(p, values, self._sizes))
+            keep.append(steps[-1][1])
+        return Launches(dev, steps, keep=tuple(keep))
 
 
 # ---- the public calls the host column times ----

@@ -113,7 +113,7 @@ def _gemv_context(req: Request) -> dict:
     # blocks (unroll 2 for q8_0's groups of 2): q8_0 28.6 -> 26.4; 8 blocks: q4_0 20.8 -> 23.5.
     wg = req.pop_wg(512, 32)
     warps = wg // 32
-    unroll = req.pop_int("unroll", 4 // (4 // len(words)), 1, 8)  # groups a warp loads at once (a turn)
+    unroll = req.pop_int("unroll", len(words), 1, 8)  # groups a warp loads at once: a turn of 4 blocks
     args = [Arg("frags", "in", "u8", bind="fragments"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip

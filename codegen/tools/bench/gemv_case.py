@@ -116,7 +116,11 @@ class GemvBench(BenchOp):
         for path in qkgen_impl.GEMV_PATHS:
             if not qkgen_impl.GemvPath.applies(qt, k, path, dev.target):
                 continue
-            kern = qkgen_impl.GemvPath(dev, qt, x, dtype, path)
+            try:
+                kern = qkgen_impl.GemvPath(dev, qt, x, dtype, path)
+            except QKGenValueError as e:  # a shape this path does not take (K): the other rows still run
+                ctx.note_once(f"no qkgen {path} row for {qt.format.name} {n_out}x{k}: {e}")
+                continue
             note = f"time = {len(kern.kernels)} launch{'es' if len(kern.kernels) > 1 else ''}"
             if kern.xq_bytes:
                 note += f"; the q8_1 copy of x ({kern.xq_bytes} B written and read) is not counted"

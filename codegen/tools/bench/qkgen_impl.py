@@ -188,7 +188,8 @@ class GemvPath:
         q8 = self._plans[0].ks.op == "quantize_q8_1"
         self.xq_bytes = self._sizes["nblocks"] * int8dot_act().block_bytes if q8 else 0
         self.name = " + ".join(p.ks.name for p in self._plans)
-        self.kernels = [{**p.render_kw, "sha": p.ks.sha} for p in self._plans]
+        self.kernels = [{**(p.render_kw or {"op": p.ks.op, "format": p.ks.format, "dtype": p.ks.param("dtype")}),
+                         "sha": p.ks.sha} for p in self._plans]  # fmt: skip
 
     @staticmethod
     def applies(qt, k: int, path: str, target) -> bool:

@@ -117,3 +117,17 @@ def test_cuda_defaults():
     assert {f: paths.default_int8mma_layout(t, qkgen.formats.get(f)) for f in FORMATS} == {
         "q4_0": "fragments", "q4_1": "blocks", "q5_0": "fragments", "q5_1": "blocks", "q8_0": "fragments"}
     assert paths.default_int8mma_layout(get_target("opencl-intel-cpu"), qkgen.formats.get("q4_0")) == "blocks"
+
+
+@needs_opencl
+def test_the_layout_is_the_callers_choice(rng):
+    """gemv(layout=...) picks the weight layout of the int8mma path whatever runtime.paths says
+    (here blocks): fragments make the copy, blocks make none; a layout of another path is refused."""
+    x = check.gemv_x(rng, 3, 5 * 32, "f32")
+    for layout, copies in (("fragments", 1), ("blocks", 0)):
+        qt = qkgen.quantize(rng.standard_normal((21, 5 * 32)).astype(np.float32), "q4_1")
+        y = qkgen.gemv(qt, x, path="int8mma", backend="opencl", layout=layout)
+        err, bound = check.int8dot_error(y, x, qt, "f32")
+        assert np.all(err <= bound) and len(qt.__dict__.get(api._FRAGMENTS, {})) == copies
+    with pytest.raises(qkgen.QKGenValueError, match="layout: 'planes' is not one the int8mma path reads"):
+        qkgen.gemv(qt, x, path="int8mma", backend="opencl", layout="planes")

@@ -274,6 +274,12 @@ def weight_fragments(qt: QTensor, dev) -> Any:
     return got[0]
 
 
+def fragments_array(qt: QTensor, dev) -> Any:
+    """The array holding qt's fragments layout on dev (made by weight_fragments), e.g. to download it."""
+    weight_fragments(qt, dev)
+    return qt.__dict__[_FRAGMENTS][dev][1]
+
+
 def planes_array(qt: QTensor, dev) -> Any:
     """The array holding qt's planes on dev (made by weight_planes), e.g. to download them."""
     weight_planes(qt, dev)
@@ -281,7 +287,7 @@ def planes_array(qt: QTensor, dev) -> Any:
 
 
 def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = None, device: Any = None,
-         fast_decode: bool = True):  # fmt: skip
+         fast_decode: bool = True, layout: str | None = None):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
 
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
@@ -296,21 +302,27 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     CUDA int8dot for the GGUF rows, int8mma for q4_1, q5_1 and (f32 x) q4_0 from M = 5 or 6, mma
     for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4 and int4 rows with f32 x,
     float elsewhere).
+
+    layout: the weight layout the int8dot path ("blocks", "planes") or the int8mma path ("blocks",
+    "fragments") reads; None: runtime.paths' default for the format and device (on CUDA the int8mma
+    path reads fragments for q4_0, q5_0 and q8_0). "planes" and "fragments" are copies of the weight
+    made on the device at the first call and kept with it: "blocks" keeps no second copy.
     """
     # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
     # Bound checks x's device, layout and alignment), the options and the device selection.
     key = (type(x), getattr(x, "dtype", None), getattr(x, "shape", None), path, fast_decode,
-           type(fast_decode), backend, device, _env_get(_ENV_KEY))  # fmt: skip
+           type(fast_decode), layout, backend, device, _env_get(_ENV_KEY))  # fmt: skip
     try:
         bound = qt.__dict__[_CALLS][key]
     except (AttributeError, KeyError, TypeError):  # the first call of its kind: checked and bound
-        make = lambda: _bind_gemv(qt, x, path, backend, device, fast_decode)  # noqa: E731
+        make = lambda: _bind_gemv(qt, x, path, backend, device, fast_decode, layout)  # noqa: E731
         return _first_call(qt, key, make, {"x": x}, lambda: x)
     return bound.call({"x": x}, x)
 
 
-def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, device: Any, fast_decode: bool) -> Bound:
-    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode)
+def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, device: Any, fast_decode: bool,
+               layout: str | None) -> Bound:  # fmt: skip
+    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode, layout)
     arrays, _ = weight_values(qt)
     if any(a.bind == "planes" for p in plans for a in p.ks.args):  # the int8dot path's planes layout
         arrays["planes"] = weight_planes(qt, plans[0].dev)

@@ -135,12 +135,14 @@ def int8dot_error(y: np.ndarray, x: np.ndarray, qt, dtype: str) -> tuple[np.ndar
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - want), bound
 
 
-def _check_gemv_int8dot(v: dict, fmt: Format, rng, backend, device, path: str = "int8dot") -> tuple[bool, float]:
-    """y with M = 3 on `path` (int8dot, or int8mma: the same sums by warp matrix products), within
-    int8dot_error's bound."""
+def _check_gemv_int8dot(v: dict, fmt: Format, rng, backend, device, path: str = "int8dot",
+                        layout: str = "blocks") -> tuple[bool, float]:  # fmt: skip
+    """y with M = 3 on `path` (int8dot, or int8mma: the same sums by warp matrix products) reading W
+    in `layout`, within int8dot_error's bound."""
     qt = gemv_sample(fmt, rng, v)
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
-    err, bound = int8dot_error(api.gemv(qt, x, path=path, backend=backend, device=device), x, qt, v["dtype"])
+    y = api.gemv(qt, x, path=path, backend=backend, device=device, layout=layout)
+    err, bound = int8dot_error(y, x, qt, v["dtype"])
     return bool(np.all(err <= bound)), float(err.max())
 
 
@@ -214,6 +216,18 @@ def _check_repack_planes(v: dict, fmt: Format, rng, backend, device) -> tuple[bo
     return planes is not None and bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
 
 
+def _check_repack_fragments(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
+    """The device's fragments layout of a weight whose rows are not whole groups of blocks equals
+    ops.int8frag.to_fragments, byte for byte."""
+    from ..kernels.ops.int8frag import to_fragments
+
+    qt = sample(fmt, rng, shape=(3, 7 * fmt.block))
+    dev = api._open(backend, device)
+    want = to_fragments(fmt, qt.data, *qt.shape)
+    got = dev.download(api.fragments_array(qt, dev), "u8", want.size)
+    return bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
+
+
 def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
     """The work-groups' slots of an odd count of values (negatives, subnormals, exponents over most
     of the float32 range) equal the reference's, and the mean equals codec.exact_mean_f32, bit for
@@ -235,10 +249,12 @@ def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "gemv_int8mma": functools.partial(_check_gemv_int8dot, path="int8mma"),
+          "gemv_int8frag": functools.partial(_check_gemv_int8dot, path="int8mma", layout="fragments"),
           "gemv_mma": functools.partial(_check_gemv, path="mma"), "embedding": _check_embedding,
           "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
-          "repack_planes": _check_repack_planes, "exact_sum": _check_exact_sum}  # fmt: skip
+          "repack_planes": _check_repack_planes, "repack_fragments": _check_repack_fragments,
+          "exact_sum": _check_exact_sum}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,

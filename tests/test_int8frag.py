@@ -131,3 +131,6 @@ def test_the_layout_is_the_callers_choice(rng):
         assert np.all(err <= bound) and len(qt.__dict__.get(api._FRAGMENTS, {})) == copies
     with pytest.raises(qkgen.QKGenValueError, match="layout: 'planes' is not one the int8mma path reads"):
         qkgen.gemv(qt, x, path="int8mma", backend="opencl", layout="planes")
+    with pytest.raises(qkgen.QKGenValueError, match="layout: 'fragments'; the float path reads the blocks; allowed"):
+        qkgen.gemv(qt, x, path="float", backend="opencl", layout="fragments")
+    assert qkgen.gemv(qt, x, path="float", backend="opencl", layout="blocks").shape == (3, 21)

@@ -198,6 +198,9 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     sizes.update(N=n_out, K=k, M=m)
     if path is None:
         path = default_path(dev.target, qt.format, m, dtype)
+    if path in ("float", "mma") and layout not in (None, "blocks"):
+        raise QKGenValueError(f"layout: {layout!r}; the {path} path reads the blocks; allowed: blocks (the int8dot "
+                              "path also reads planes, the int8mma path fragments)")  # fmt: skip
     if path == "float":
         plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                          scale_mode=qt.scale_mode, mmax=mmax, **({} if fast_decode else {"fast_decode": False}))

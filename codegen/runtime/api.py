@@ -243,21 +243,28 @@ def _q8_1_options(dev, layout: str, lane_group: bool | None = None) -> dict:
     return kw
 
 
+def _weight_copy(qt: QTensor, dev, cache_name: str, op: str, sizes: dict) -> tuple[Any, Any]:
+    """(launch argument, array) of the copy of qt's blocks that `op` (a repack kernel, one output)
+    makes on `dev`: made at the first call and kept in the QTensor's private per-device cache
+    `cache_name`, like its bound calls, so warm calls cost nothing more."""
+    cache = _private_cache(qt, cache_name)
+    got = cache.get(dev)
+    if got is None:
+        plan = Plan.make(dev, op, qt.format, dtype="u8")
+        (name, (buf, arr, _)), = plan.outputs(sizes, like=qt.data if dev.is_native(qt.data) else None).items()
+        plan.launch({"data": qt.data, name: buf}, sizes)
+        got = cache[dev] = (ready(buf), arr)  # the array keeps the buffer alive
+    return got
+
+
 def weight_planes(qt: QTensor, dev) -> Any:
     """qt's blocks in the planes layout (formats.layout) on `dev`, as a launch argument: made by the
     repack_planes kernel at the first call and kept with the weight (a private per-device cache on
     the QTensor, like its bound calls), so warm calls cost nothing more. This keeps a second copy of
     the weight on the device, as large as its blocks, for as long as the QTensor lives; it is made
     from the blocks once, so a later in-place change to qt.data is not seen by the planes layout."""
-    cache = _private_cache(qt, _PLANES)
-    got = cache.get(dev)
-    if got is None:
-        plan = Plan.make(dev, "repack_planes", qt.format, dtype="u8")
-        sizes = {"nblocks": qt.nblocks, "planes_bytes": qt.nblocks * qt.format.block_bytes}
-        (buf, arr, _), = plan.outputs(sizes, like=qt.data if dev.is_native(qt.data) else None).values()
-        plan.launch({"data": qt.data, "planes": buf}, sizes)
-        got = cache[dev] = (ready(buf), arr)  # the array keeps the buffer alive
-    return got[0]
+    sizes = {"nblocks": qt.nblocks, "planes_bytes": qt.nblocks * qt.format.block_bytes}
+    return _weight_copy(qt, dev, _PLANES, "repack_planes", sizes)[0]
 
 
 def weight_fragments(qt: QTensor, dev) -> Any:
@@ -265,16 +272,20 @@ def weight_fragments(qt: QTensor, dev) -> Any:
     the repack_fragments kernel at the first call and kept with the weight, as weight_planes keeps
     the planes (a second copy on the device, a little larger than the blocks where a row's blocks
     are not whole groups; a later in-place change to qt.data is not seen by it)."""
-    cache = _private_cache(qt, _FRAGMENTS)
-    got = cache.get(dev)
-    if got is None:
-        n, k = qt.shape
-        plan = Plan.make(dev, "repack_fragments", qt.format, dtype="u8")
-        sizes = {"N": n, "K": k, "frags_bytes": frag_planes(qt.format, n, k // qt.format.block)["bytes"]}
-        (buf, arr, _), = plan.outputs(sizes, like=qt.data if dev.is_native(qt.data) else None).values()
-        plan.launch({"data": qt.data, "frags": buf}, sizes)
-        got = cache[dev] = (ready(buf), arr)  # the array keeps the buffer alive
-    return got[0]
+    n, k = qt.shape
+    sizes = {"N": n, "K": k, "frags_bytes": frag_planes(qt.format, n, k // qt.format.block)["bytes"]}
+    return _weight_copy(qt, dev, _FRAGMENTS, "repack_fragments", sizes)[0]
+
+
+# a repacked copy of the weight a GEMV kernel may bind -> what makes it (and keeps it with the weight)
+_REPACKED = {"planes": weight_planes, "fragments": weight_fragments}
+
+
+def repacked_arrays(qt: QTensor, plans: list[Plan]) -> dict[str, Any]:
+    """The repacked copies of qt (planes, fragments) that `plans` bind, as launch arguments by bind
+    name: made on the plans' device at the first call, kept with the weight."""
+    binds = {a.bind for p in plans for a in p.ks.args}
+    return {name: make(qt, plans[0].dev) for name, make in _REPACKED.items() if name in binds}
 
 
 def fragments_array(qt: QTensor, dev) -> Any:
@@ -327,10 +338,7 @@ def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, devic
                layout: str | None) -> Bound:  # fmt: skip
     plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode, layout)
     arrays, _ = weight_values(qt)
-    if any(a.bind == "planes" for p in plans for a in p.ks.args):  # the int8dot path's planes layout
-        arrays["planes"] = weight_planes(qt, plans[0].dev)
-    if any(a.bind == "fragments" for p in plans for a in p.ks.args):  # the int8mma path's fragments layout
-        arrays["fragments"] = weight_fragments(qt, plans[0].dev)
+    arrays.update(repacked_arrays(qt, plans))  # the int8dot path's planes, the int8mma path's fragments
     like = x if plans[0].dev.is_native(x) else None
     return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import QKGenValueError
+from ...formats import get
+from ...formats.layout import plane_of
 from ..source import Arg
 from .int8dot import ACT, int8dot_reference
 from .int8mma import FRAG_WORDS, accepts, quad_words
@@ -58,14 +60,11 @@ def frag_planes(fmt, n: int, nb: int) -> dict[str, int]:
     return out
 
 
-def _field_bytes(fmt, name: str) -> int:
-    return next(f.nbytes for f in fmt.fields if f.name == name)
-
-
 def _check_fields(fmt) -> None:
     hb = fmt.high_bit_field
-    if not accepts(fmt) or hb and _field_bytes(fmt, hb) != 4 or _field_bytes(fmt, "d") != 2:
-        raise QKGenValueError(f"format: {fmt.name} has no fragments layout; allowed: {', '.join(formats())}")
+    if not accepts(fmt) or hb and plane_of(fmt, hb).nbytes != 4 or plane_of(fmt, "d").nbytes != 2:
+        raise QKGenValueError(f"format: {fmt.name} has no fragments layout; allowed: "
+                              f"{', '.join(GEMV_INT8FRAG.formats())}")  # fmt: skip
 
 
 def to_fragments(fmt, data: np.ndarray, n: int, k: int) -> np.ndarray:
@@ -77,7 +76,7 @@ def to_fragments(fmt, data: np.ndarray, n: int, k: int) -> np.ndarray:
     ng = -(-nb // g)
     blocks = np.zeros((n, ng * g, fmt.block_bytes), np.uint8)
     blocks[:, :nb] = per
-    code_bytes = _field_bytes(fmt, "qs")
+    code_bytes = plane_of(fmt, "qs").nbytes
     qs = np.ascontiguousarray(blocks[:, :, fmt.offsets["qs"] : fmt.offsets["qs"] + code_bytes]).view("<u4")
     lanes = np.array([[q + a for a in frag_words(fmt)] for q in range(4)])  # [lane, word] -> code word
     codes = qs.reshape(n, ng, g, code_bytes // 4)[:, :, :, lanes]  # [row, group, block, lane, word]
@@ -86,20 +85,12 @@ def to_fragments(fmt, data: np.ndarray, n: int, k: int) -> np.ndarray:
     out[: n * ng * 64] = codes.transpose(0, 1, 3, 2, 4).reshape(-1).view(np.uint8)
     for name in [fmt.high_bit_field, "d", "m"]:
         if name in planes:
-            raw = blocks[:, :, fmt.offsets[name] : fmt.offsets[name] + _field_bytes(fmt, name)].reshape(-1)
+            raw = blocks[:, :, fmt.offsets[name] : fmt.offsets[name] + plane_of(fmt, name).nbytes].reshape(-1)
             out[planes[name] : planes[name] + raw.size] = raw
     return out
 
 
-def formats() -> tuple[str, ...]:
-    from ...formats import FORMATS
-
-    return tuple(f.name for f in FORMATS.values() if accepts(f))  # the rows gemv_int8mma takes
-
-
 def _gemv_context(req: Request) -> dict:
-    from ...formats import get
-
     fmt, act = req.fmt, get(ACT)
     _check_fields(fmt)
     (lo, lo_shift), (hi, hi_shift) = quad_words(fmt)
@@ -154,15 +145,9 @@ def _repack_context(req: Request) -> dict:
 
 
 def _repack_grid(ks, sizes: dict):
-    fmt = get_format(ks.format)
+    fmt = get(ks.format)
     g = group_blocks(fmt)
     return grid_1d(sizes["N"] * (-(-sizes["K"] // fmt.block // g) * g), ks.wg)
-
-
-def get_format(name: str):
-    from ...formats import get
-
-    return get(name)
 
 
 REPACK_FRAGMENTS = OpSpec(

@@ -206,13 +206,9 @@ class GemvPath:
         arrays, _ = api.weight_values(self.qt)
         arrays = {k: place(v) for k, v in arrays.items()}
         x = place(self.x, self.dtype)
-        keep: list = [arrays, x]
-        binds = {a.bind for p in self._plans for a in p.ks.args}
-        if binds & {"planes", "fragments"}:  # a repacked layout of this set's weight copy, made once here
-            on_dev = self.qt.with_arrays(**arrays)
-            make = api.weight_planes if "planes" in binds else api.weight_fragments
-            arrays["planes" if "planes" in binds else "fragments"] = make(on_dev, dev)
-            keep.append(on_dev)
+        on_dev = self.qt.with_arrays(**arrays)  # holds this set's repacked copies (planes, fragments), if any
+        arrays.update(api.repacked_arrays(on_dev, self._plans))
+        keep: list = [arrays, x, on_dev]
         xq_buf = None
         if self.xq_bytes:
             xq_buf, xq = dev.empty(self.xq_bytes, "u8", like=like)

@@ -15,6 +15,8 @@ import qkgen.runtime.api as api
 import qkgen.runtime.paths as paths
 from qkgen.backends import get, open_device
 from qkgen.kernels.ops import get_op
+from qkgen.formats import reference as ref
+from qkgen.kernels.ops.int8dot import to_x_fragments, x_frag_row_blocks
 from qkgen.kernels.ops.int8frag import frag_planes, frag_words, group_blocks, to_fragments
 from qkgen.runtime.plan import Plan
 from qkgen.tools import check
@@ -51,6 +53,39 @@ def test_layout_matches_its_definition(rng):
                         at = planes[field] + (r * ng * g + b) * size
                         want = blocks[r, b, fmt.offsets[field] : fmt.offsets[field] + size] if b < nb else 0
                         assert np.array_equal(out[at : at + size], np.broadcast_to(want, size)), (name, field, r, b)
+
+
+def test_x_layout_matches_its_definition(rng):
+    """x's q8_1 fragments layout (what gemv_int8frag reads) byte by byte: rows padded with zero
+    blocks to a multiple of 4, block (r, b)'s code word w at place 2 (w % 4) + w / 4 of its 32
+    bytes, its d and s (the block's first word) in the plane after the codes."""
+    m, nb = 3, 6
+    xq = ref.quantize(rng.standard_normal((m, nb * 32)).astype(np.float32), "q8_1").data.reshape(m, nb, 36)
+    out = to_x_fragments(xq, m, nb * 32)
+    nbx = x_frag_row_blocks(nb * 32)
+    assert nbx == 8 and out.size == m * nbx * 36
+    for r in range(m):
+        for b in range(nbx):
+            at = (r * nbx + b) * 32
+            for w in range(8):
+                want = xq[r, b, 4 + 4 * w : 8 + 4 * w] if b < nb else 0
+                place = at + (2 * (w % 4) + w // 4) * 4
+                assert np.array_equal(out[place : place + 4], np.broadcast_to(want, 4)), (r, b, w)
+            ds = m * nbx * 32 + (r * nbx + b) * 4
+            assert np.array_equal(out[ds : ds + 4], np.broadcast_to(xq[r, b, :4] if b < nb else 0, 4)), (r, b)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("lane_group", [False, True])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_quantize_q8_1_writes_the_x_layout(backend, lane_group, dtype, rng, poisoned):
+    """quantize_q8_1 with layout "fragments" writes to_x_fragments of the reference's blocks, pad
+    blocks (zeros) included, for rows of whole, partial and single groups of 4 blocks."""
+    for m, nb in ((3, 7), (1, 4), (8, 1)):
+        x = check.gemv_x(rng, m, nb * 32, dtype)
+        got = np.asarray(api.quantize_q8_1_device(x, backend=backend, layout="fragments", lane_group=lane_group))
+        want = to_x_fragments(ref.quantize(check.host_f32(x, dtype), "q8_1").data, m, nb * 32)
+        assert np.array_equal(got.reshape(-1), want), (m, nb)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -104,7 +139,8 @@ def test_int8frag_turns_and_warps(unroll, wg, rng, poisoned):
         sizes = {"N": 35, "K": qt.shape[1], "M": 5}
         (buf, arr, _), = plan.outputs(sizes).values()
         frags = to_fragments(qt.format, qt.data, 35, qt.shape[1])
-        plan.launch({"fragments": frags, "xq": api.quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
+        xq = api.quantize_q8_1_device(x, backend="opencl", layout="fragments")
+        plan.launch({"fragments": frags, "xq": xq, "y": buf}, sizes)
         err, bound = check.int8dot_error(dev.download(arr, "f32", 5 * 35).reshape(5, 35), x, qt, "f32")
         assert np.all(err <= bound)
 

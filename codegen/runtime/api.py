@@ -20,9 +20,9 @@ from ..formats import QTensor, family_of, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import MAX_M, get_op
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
-from ..kernels.ops.int8dot import k_multiple
+from ..kernels.ops.int8dot import k_multiple, x_frag_row_blocks
 from ..kernels.ops.int8frag import frag_planes
-from ..formats.layout import check_layout
+from ..formats.layout import LAYOUTS, check_layout
 from .paths import default_int8mma_layout, default_lane_group, default_layout, default_path
 from .plan import Bound, Plan, ready
 
@@ -223,8 +223,13 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         layout = layout or default_int8mma_layout(dev.target, qt.format)
         if layout not in ("blocks", "fragments"):
             raise QKGenValueError(f"layout: {layout!r} is not one the int8mma path reads; allowed: blocks, fragments")
-        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
-        return [quant, Plan.make(dev, "gemv_int8frag" if layout == "fragments" else op, qt.format, dtype=dtype)], sizes
+        if layout == "blocks":
+            quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
+            return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
+        # gemv_int8frag reads x's q8_1 blocks in their fragments layout too (ops.int8dot)
+        sizes.update(nblocks=m * x_frag_row_blocks(k), row_blocks=k // act.block)
+        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "fragments"))
+        return [quant, Plan.make(dev, "gemv_int8frag", qt.format, dtype=dtype)], sizes
     layout = layout or default_layout(dev.target)
     if layout not in ("blocks", "planes"):
         raise QKGenValueError(f"layout: {layout!r} is not one the int8dot path reads; allowed: blocks, planes")
@@ -343,14 +348,19 @@ def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, devic
     return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 
 
+X_LAYOUTS = (*LAYOUTS, "fragments")  # the layouts quantize_q8_1 writes
+
+
 def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None, layout: str = "blocks",
                          lane_group: bool | None = None):  # fmt: skip
     """q8_1 blocks of x [M, K] (or [K]; K a multiple of 32), quantized on the device: the bytes
     reference.quantize(x as f32, "q8_1").data holds (layout "planes": those bytes in the planes
-    layout, reference.to_planes). numpy x (bf16 as uint16 bits) -> a numpy uint8 array; a device
-    array -> the backend's byte array. lane_group: a lane group per block (quantize_q8_1's knob);
-    None: as the int8dot path takes it on this device (runtime.paths)."""
-    check_layout(layout)
+    layout, reference.to_planes; "fragments": in gemv_int8frag's, ops.int8dot.to_x_fragments).
+    numpy x (bf16 as uint16 bits) -> a numpy uint8 array; a device array -> the backend's byte
+    array. lane_group: a lane group per block (quantize_q8_1's knob); None: as the int8dot path
+    takes it on this device (runtime.paths)."""
+    if layout not in X_LAYOUTS:
+        raise QKGenValueError(f"layout: {layout!r}; allowed: {', '.join(X_LAYOUTS)}")
     if lane_group is not None and not isinstance(lane_group, bool):
         raise QKGenValueError(f"lane_group: {lane_group!r}; allowed: True, False or None")
     shape = _shape_of(x, "x")
@@ -362,6 +372,8 @@ def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None,
     dev = _open(backend, device)
     plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **_q8_1_options(dev, layout, lane_group))
     sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
+    if layout == "fragments":
+        sizes.update(nblocks=xshape[0] * x_frag_row_blocks(xshape[1]), row_blocks=xshape[1] // act.block)
     native = dev.is_native(x)
     (buf, arr, dt), = plan.outputs(sizes, like=x if native else None).values()
     plan.launch({"x": x, "xq": buf}, sizes)

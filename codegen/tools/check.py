@@ -116,11 +116,17 @@ def _check_gemv(v: dict, fmt: Format, rng, backend, device, path: str = "float")
 
 
 def _check_quantize_q8_1(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
-    """The device's q8_1 bytes of activations [3, 7 blocks] equal the reference codec's."""
+    """The device's q8_1 bytes of activations [3, 7 blocks] equal the reference codec's, in the
+    blocks layout and in the fragments layout gemv_int8frag reads (ops.int8dot.to_x_fragments)."""
+    from ..kernels.ops.int8dot import to_x_fragments
+
     x = gemv_x(rng, 3, 7 * fmt.block, v["dtype"])
-    got = np.asarray(api.quantize_q8_1_device(x, backend=backend, device=device)).reshape(-1)
-    want = reference.quantize(host_f32(x, v["dtype"]), fmt).data.reshape(-1)
-    return bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
+    blocks = reference.quantize(host_f32(x, v["dtype"]), fmt).data.reshape(-1)
+    differ = 0
+    for layout, want in (("blocks", blocks), ("fragments", to_x_fragments(blocks, 3, 7 * fmt.block))):
+        got = np.asarray(api.quantize_q8_1_device(x, backend=backend, device=device, layout=layout)).reshape(-1)
+        differ += np.count_nonzero(got != want) if got.size == want.size else want.size
+    return differ == 0, float(differ)
 
 
 def int8dot_error(y: np.ndarray, x: np.ndarray, qt, dtype: str) -> tuple[np.ndarray, np.ndarray]:

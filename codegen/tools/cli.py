@@ -195,8 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--blocksize", type=int, help="blocksize (group size for int formats)")
     d.add_argument("--nested", action="store_true", help="nested statistics (nf4/fp4)")
     d.add_argument("--scale-mode", choices=("tensor", "row", "group"), help="int formats: where scales live")
-    d.add_argument("--layout", choices=("blocks", "planes"),
-                   help="gemv_int8dot, quantize_q8_1: the weight and q8_1 layout")
+    d.add_argument("--layout", choices=("blocks", "planes", "fragments"),
+                   help="gemv_int8dot: the weight and q8_1 layout (blocks, planes); quantize_q8_1: the q8_1 "
+                        "layout (fragments: what gemv_int8frag reads)")  # fmt: skip
     d.add_argument("--mmax", type=int, help=f"gemv: activation rows the kernel takes (1..{MAX_M})")
     d.add_argument("--wg", type=int, help="work-group size")
     d.add_argument("--ept", type=int, help="elements each work-item decodes per chunk")

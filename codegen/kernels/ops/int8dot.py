@@ -81,6 +81,32 @@ def byte_table(fmt) -> tuple[int, ...] | None:
 
 # ---- quantize_q8_1 ----
 
+# quantize_q8_1's layout "fragments", what gemv_int8frag reads: each row of q8_1 blocks padded with
+# zero blocks to a multiple of X_FRAG_PAD (so a group of up to 4 blocks never straddles rows), then
+# two planes. codes: block b's 32 code bytes at 32 b, their words in the order X_FRAG_WORDS, so lane q
+# of an mma quad gets its b fragment (words q and q + 4) with one 8-byte load and a warp's 8 rows
+# fill 8 whole sectors; ds: block b's d and s (the block's first word) at 32 B + 4 b, B the blocks.
+X_FRAG_PAD = 4
+X_FRAG_WORDS = (0, 4, 1, 5, 2, 6, 3, 7)
+assert all(X_FRAG_WORDS[2 * (w % 4) + w // 4] == w for w in range(8)), "the lane-group kernel's byte places"
+
+
+def x_frag_row_blocks(k: int) -> int:
+    """Blocks a row of the fragments layout of x [M, k]: k / 32, padded to a multiple of X_FRAG_PAD."""
+    return -(-k // get(ACT).block // X_FRAG_PAD) * X_FRAG_PAD
+
+
+def to_x_fragments(xq: np.ndarray, m: int, k: int) -> np.ndarray:
+    """The fragments layout (uint8) of x [m, k]'s q8_1 blocks `xq` (the reference codec's bytes)."""
+    act = get(ACT)
+    assert act.offsets["d"] == 0 and act.offsets["s"] == 2 and act.offsets["qs"] == 4, "ds is the first word"
+    nb, nbx = k // act.block, x_frag_row_blocks(k)
+    blocks = np.zeros((m, nbx, act.block_bytes), np.uint8)
+    blocks[:, :nb] = np.ascontiguousarray(xq, np.uint8).reshape(m, nb, act.block_bytes)
+    codes = blocks[:, :, 4:].reshape(m, nbx, 8, 4)[:, :, list(X_FRAG_WORDS)]
+    return np.concatenate([codes.reshape(-1), blocks[:, :, :4].reshape(-1)])
+
+
 
 def _quantize_context(req: Request) -> dict:
     """One work-item per block of `fmt.block` activations: x [M, K] (K a multiple of the block) is
@@ -88,13 +114,17 @@ def _quantize_context(req: Request) -> dict:
     fmt = req.fmt
     qs_bytes = fmt.code_bytes(fmt.block)
     x_size = 4 if req.dtype == "f32" else 2
-    # layout "planes": xq holds the row's planes (formats.layout), the codes 16-byte aligned
-    layout = req.pop_choice("layout", "blocks", LAYOUTS)
+    # layout "planes": xq holds the row's planes (formats.layout), the codes 16-byte aligned;
+    # "fragments": gemv_int8frag's (X_FRAG_WORDS above), nblocks counting the pad blocks
+    layout = req.pop_choice("layout", "blocks", (*LAYOUTS, "fragments"))
     planes = field_planes(fmt) if layout == "planes" else ()
     qs_align = plane_load_align(fmt, "qs", 0, qs_bytes) if planes else load_align(fmt, "qs", qs_bytes)
     args = [Arg("x", "in", "x"), Arg("xq", "out", "u8"), Arg("nblocks", "scalar", "u32")]
+    if layout == "fragments":
+        args.append(Arg("row_blocks", "scalar", "u32"))  # K / 32: x's blocks a row, unpadded
+        qs_align = 16
     ctx = dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=qs_align, layout=layout,
-               planes=planes)  # fmt: skip
+               planes=planes, pad=X_FRAG_PAD, word_order=X_FRAG_WORDS)  # fmt: skip
     # lane_group: a block per lane group (a sub-group, else a local-memory tree), each lane its
     # elements, the maximum and the code sum by lane reductions: a shorter chain per block than one
     # work-item walking its 32 elements (M = 1 is latency: 448 blocks at K = 14336). Off by default.

@@ -28,7 +28,7 @@ from ...errors import QKGenValueError
 from ...formats import get
 from ...formats.layout import plane_of
 from ..source import Arg
-from .int8dot import ACT, int8dot_reference
+from .int8dot import ACT, X_FRAG_PAD, int8dot_reference
 from .int8mma import FRAG_WORDS, accepts, quad_words
 from .spec import OpSpec, Output, Request, grid_1d, load_align
 
@@ -95,7 +95,7 @@ def _gemv_context(req: Request) -> dict:
     _check_fields(fmt)
     (lo, lo_shift), (hi, hi_shift) = quad_words(fmt)
     words = frag_words(fmt)
-    assert act.offsets["d"] // 4 == act.offsets["s"] // 4, "the template reads q8_1's d and s as one word"
+    assert (act.offsets["d"], act.offsets["s"]) == (0, 2), "x's ds plane: d in a word's low half, s in its high one"
     # warps of a work-group split a row's groups (warp w takes groups w, w + warps, ...) and add up
     # their sums in local memory, as gemv_int8mma's steps
     # Sweep 27 (run 51, H200, 4096 x 14336, M = 8, f32 x, kernel alone, cold): 16 warps a work-group
@@ -113,7 +113,7 @@ def _gemv_context(req: Request) -> dict:
     return dict(
         args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=words, group=group_blocks(fmt),
         lo=words.index(lo), lo_shift=lo_shift, hi=words.index(hi), hi_shift=hi_shift,
-        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), frag_words=FRAG_WORDS,
+        byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD,
     )  # fmt: skip
 
 

@@ -66,7 +66,8 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
         plan = Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov)
         from qkgen.runtime.api import quantize_q8_1_device
         layout = ov.get("layout", "blocks")
-        xq = quantize_q8_1_device(x, layout=layout)
+        # gemv_int8frag reads x in its own fragments layout (ops.int8dot: quantize_q8_1's "fragments")
+        xq = quantize_q8_1_device(x, layout="fragments" if op == "gemv_int8frag" else layout)
         if layout == "planes":  # each rotated copy repacked once, as the runtime does per weight
             arrs = [{"planes": planes_of(qt, a)} for a in arrs]
         if op == "gemv_int8frag":  # each rotated copy in the fragments layout (made on the host, not timed)

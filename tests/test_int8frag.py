@@ -18,6 +18,7 @@ from qkgen.kernels.ops import get_op
 from qkgen.formats import reference as ref
 from qkgen.kernels.ops.int8dot import to_x_fragments, x_frag_row_blocks
 from qkgen.kernels.ops.int8frag import frag_planes, frag_words, group_blocks, to_fragments
+from qkgen.kernels.render import render
 from qkgen.runtime.plan import Plan
 from qkgen.tools import check
 
@@ -127,15 +128,16 @@ def test_int8frag_matches_the_int8dot_terms(fmt, dtype, m, rng, poisoned, fragme
 
 
 @needs_opencl
-@pytest.mark.parametrize("unroll, wg", [(1, 32), (3, 64), (2, 256)])
-def test_int8frag_turns_and_warps(unroll, wg, rng, poisoned):
+@pytest.mark.parametrize("unroll, wg, prefetch", [(1, 32, False), (3, 64, False), (2, 256, False), (1, 32, True),
+                                                   (3, 64, True), (2, 256, True)])  # fmt: skip
+def test_int8frag_turns_and_warps(unroll, wg, prefetch, rng, poisoned):
     """Other shapes compute the same sums: one warp, turns of 3 groups (a last turn past the end),
-    warps with no group at all."""
+    warps with no group at all; W of the next turn loaded before this turn's products."""
     dev = open_device("opencl", 0)
     for fmt in ("q4_0", "q5_1", "q8_0"):
         qt = qkgen.quantize(rng.standard_normal((35, 11 * 32)).astype(np.float32), fmt)
         x = check.gemv_x(rng, 5, qt.shape[1], "f32")
-        plan = Plan.make(dev, "gemv_int8frag", qt.format, dtype="f32", unroll=unroll, wg=wg)
+        plan = Plan.make(dev, "gemv_int8frag", qt.format, dtype="f32", unroll=unroll, wg=wg, prefetch=prefetch)
         sizes = {"N": 35, "K": qt.shape[1], "M": 5}
         (buf, arr, _), = plan.outputs(sizes).values()
         frags = to_fragments(qt.format, qt.data, 35, qt.shape[1])
@@ -146,13 +148,17 @@ def test_int8frag_turns_and_warps(unroll, wg, rng, poisoned):
 
 
 def test_cuda_defaults():
-    """On CUDA the int8mma path reads fragments for the rows runtime.paths lists, blocks elsewhere."""
+    """On CUDA the int8mma path reads fragments for every row runtime.paths lists (all five), with
+    the knobs it lists for some (kernel names that say so); blocks and the op's defaults elsewhere."""
     from qkgen.kernels.target import get_target
 
-    t = get_target("cuda-sm90")
-    assert {f: paths.default_int8mma_layout(t, qkgen.formats.get(f)) for f in FORMATS} == {
-        "q4_0": "fragments", "q4_1": "blocks", "q5_0": "fragments", "q5_1": "blocks", "q8_0": "fragments"}
-    assert paths.default_int8mma_layout(get_target("opencl-intel-cpu"), qkgen.formats.get("q4_0")) == "blocks"
+    t, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
+    assert {paths.default_int8mma_layout(t, qkgen.formats.get(f)) for f in FORMATS} == {"fragments"}
+    assert paths.default_int8mma_layout(cpu, qkgen.formats.get("q4_0")) == "blocks"
+    assert paths.int8frag_knobs(t, qkgen.formats.get("q4_0")) == {"unroll": 2, "wg": 256, "prefetch": True}
+    assert paths.int8frag_knobs(t, qkgen.formats.get("q5_1")) == {} == paths.int8frag_knobs(cpu, qkgen.formats.get("q4_0"))
+    name = render("gemv_int8frag", "q4_0", t, dtype="f32", **paths.int8frag_knobs(t, qkgen.formats.get("q4_0"))).name
+    assert name == "gemv_int8frag_q4_0_f32_prefetch1_unroll2_wg256"
 
 
 @needs_opencl

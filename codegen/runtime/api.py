@@ -23,7 +23,7 @@ from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import k_multiple, x_frag_row_blocks
 from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import LAYOUTS, check_layout
-from .paths import default_int8mma_layout, default_lane_group, default_layout, default_path
+from .paths import default_int8mma_layout, default_lane_group, default_layout, default_path, int8frag_knobs
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -229,7 +229,8 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         # gemv_int8frag reads x's q8_1 blocks in their fragments layout too (ops.int8dot)
         sizes.update(nblocks=m * x_frag_row_blocks(k), row_blocks=k // act.block)
         quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "fragments"))
-        return [quant, Plan.make(dev, "gemv_int8frag", qt.format, dtype=dtype)], sizes
+        knobs = int8frag_knobs(dev.target, qt.format)  # shapes measured faster on this kind of device
+        return [quant, Plan.make(dev, "gemv_int8frag", qt.format, dtype=dtype, **knobs)], sizes
     layout = layout or default_layout(dev.target)
     if layout not in ("blocks", "planes"):
         raise QKGenValueError(f"layout: {layout!r} is not one the int8dot path reads; allowed: blocks, planes")

@@ -82,9 +82,11 @@ def default_lane_group(target: Target) -> bool:
 # q4_0's mma path 21.9 us at M = 4 against int8dot's 24.2 (25.8 against 34.2 at M = 8), so from M = 4;
 # q5_1's int8mma path 27.2 us at M = 8 against mma's 32.2, so q5_1 left this table (FASTER_INT8MMA).
 # Run 52 (f16 x, public calls, cold): q4_0's int8mma path with W in fragments 20.9 us at M = 4 against
-# mma's 22.0 (23.1 against 25.6 at M = 8), so q4_0 left it too.
+# mma's 22.0 (23.1 against 25.6 at M = 8), so q4_0 left it too. Run 64 (H100, f16 x, public calls,
+# x in fragments too, docs/bench/2026-11-26-h100-int8frag-x.md): q4_1's int8mma path 22.8 us at M = 8
+# against mma's 26.0, so q4_1 left it: no GGUF row is here now.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1, "q4_1": 8}),
+    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1}),
 })  # fmt: skip
 
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
@@ -109,9 +111,15 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # at 3); q8_0 24.1 -> 23.2 at M = 2, 40.8 -> 28.8 at 8. f16 x: q4_0 at M = 4 20.9 against int8dot's
 # 23.8 and mma's 22.0 (23.1, 34.0, 25.6 at M = 8; a tie at 3); q5_0 24.0 against 24.6 at M = 4;
 # q8_0 23.5 against 24.3 at M = 2 (hot: that cold figure also timed the repack, see the doc).
+# Since x is in fragments too (run 64, NVIDIA H100, every row's W in fragments, public calls,
+# docs/bench/2026-11-26-h100-int8frag-x.md): the least M where int8mma was faster cold and hot.
+# f32 x, int8dot -> int8mma cold: q4_0 20.3 -> 18.5 at M = 2; q4_1 21.8 -> 20.7 at 3 (20.4 / 20.6 at
+# 2); q5_0 23.7 -> 23.3 at 3 (hot 21.5 -> 19.4); q5_1 24.5 -> 23.7 at 3; q8_0 28.8 -> 28.4 at 2. f16
+# x: q4_0 20.4 -> 18.5 at 2 (mma 20.3); q4_1 21.9 -> 20.9 at 3; q5_0 23.5 -> 23.3 at 3 (hot 21.4 ->
+# 19.3); q5_1 27.1 -> 23.9 at 4 (at 3 slower hot: 23.8 -> 25.1); q8_0 28.8 -> 28.3 at 2.
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
-    ("cuda", False): MappingProxyType({"q4_0": 4, "q4_1": 6, "q5_0": 4, "q5_1": 5, "q8_0": 2}),
-    ("cuda", True): MappingProxyType({"q4_0": 3, "q4_1": 5, "q5_0": 4, "q5_1": 5, "q8_0": 2}),
+    ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2}),
+    ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2}),
 })  # fmt: skip
 
 
@@ -120,10 +128,31 @@ FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingPr
 # 4096 x 14336, f32 x, M = 8, kernel alone, cold (sweeps 26-27, runs 50-51,
 # docs/bench/2026-11-26-h200-int8frag.md), blocks -> fragments: q4_0 24.1 -> 20.8 us, q5_0 37.0 ->
 # 25.1, q8_0 61.5 -> 26.4; q4_1 23.8 -> 22.6 and q5_1 24.8 -> 25.0 keep their blocks (no second copy
-# for 5% or less).
+# for 5% or less). With x in its fragments layout too (run 60, NVIDIA H100, public calls, f32 x,
+# cold, docs/bench/2026-11-26-h100-int8frag-x.md), blocks -> fragments at M = 4 / 8: q4_1 26.4 / 27.0
+# -> 20.6 / 22.5 us, q5_1 27.6 / 28.2 -> 23.9 / 25.9, so every row reads fragments.
 INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
-    "cuda": frozenset({"q4_0", "q5_0", "q8_0"}),
+    "cuda": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
 })  # fmt: skip
+
+
+# backend -> {format: gemv_int8frag's render knobs where others than the op's defaults (16 warps a
+# work-group, turns of 4 blocks, no prefetch) were measured faster}. NVIDIA H100, 4096 x 14336, f32
+# x, kernel alone, cold, x in its fragments layout (runs 61-63, sweeps 29-31,
+# docs/bench/2026-11-26-h100-int8frag-x.md), M = 8 / M = 4: turns of 8 blocks, 8 warps and the next
+# turn's W loaded before this turn's products: q4_0 21.7 / 20.4 -> 17.8 / 16.5 us, q4_1 21.6 / 18.6
+# -> 20.4 / 18.5, q5_0 23.7 / 22.4 -> 22.9 / 21.3. q5_1 (23.5 -> 28.9: 162 registers a lane) and q8_0
+# (27.3 -> 30.1) keep the defaults. Registers set the cliffs: past 64 a lane, a 16-warp work-group
+# no longer fits twice in an SM (prefetch with 16 warps: q4_1 21.6 -> 27.2).
+INT8FRAG_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
+    "cuda": MappingProxyType({f: MappingProxyType({"unroll": 2, "wg": 256, "prefetch": True})
+                              for f in ("q4_0", "q4_1", "q5_0")}),
+})  # fmt: skip
+
+
+def int8frag_knobs(target: Target, fmt: Format) -> dict:
+    """gemv_int8frag's render knobs for this row on this kind of device (INT8FRAG_KNOBS; {}: the op's defaults)."""
+    return dict(INT8FRAG_KNOBS.get(target.backend, {}).get(fmt.name, {}))
 
 
 def default_int8mma_layout(target: Target, fmt: Format) -> str:

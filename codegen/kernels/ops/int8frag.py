@@ -102,16 +102,19 @@ def _gemv_context(req: Request) -> dict:
     # against 8: q4_0 29.6 -> 20.8 us, q5_0 31.4 -> 25.1, q8_0 36.5 -> 28.6 (4096 rows make 256
     # work-groups, so more warps is more loads in flight); 32 warps: 25.0, 29.2, 29.9. A turn of 4
     # blocks (unroll 2 for q8_0's groups of 2): q8_0 28.6 -> 26.4; 8 blocks: q4_0 20.8 -> 23.5.
+    # Per row and device, runtime.paths.INT8FRAG_KNOBS picks other shapes where they were faster.
     wg = req.pop_wg(512, 32)
     warps = wg // 32
     unroll = req.pop_int("unroll", len(words), 1, 8)  # groups a warp loads at once: a turn of 4 blocks
+    # the next turn's W loaded before this turn's products (registers for two turns of W)
+    prefetch = req.pop_bool("prefetch", False)
     args = [Arg("frags", "in", "u8", bind="fragments"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
     if not req.target.mma:
         args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
     return dict(
-        args=args, wg=wg, warps=warps, unroll=unroll, act=act, words=words, group=group_blocks(fmt),
+        args=args, wg=wg, warps=warps, unroll=unroll, prefetch=prefetch, act=act, words=words, group=group_blocks(fmt),
         lo=words.index(lo), lo_shift=lo_shift, hi=words.index(hi), hi_shift=hi_shift,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"), frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD,
     )  # fmt: skip

@@ -82,11 +82,15 @@ class DeviceInfo:
         caps += [k for k in ("fp16", "bf16", "dot4") if getattr(t, k)]
         if t.inline_ptx:
             caps.append("inline PTX")
-        if t.subgroup_size:
+        if t.subgroup_size and t.inline_ptx:  # NVIDIA's OpenCL: its warps, by PTX shuffles
+            caps.append(f"warps of {t.subgroup_size} as sub-groups")
+        elif t.subgroup_size:
             sizes = f" of {'/'.join(map(str, t.subgroup_sizes))}" if t.subgroup_sizes else ""
             caps.append(f"sub-group {t.subgroup_size}{sizes}")
         else:
             caps.append("no sub-groups")
+        if t.mma:
+            caps.append("mma")
         if t.arch:
             caps.append(t.arch)
         extra = ", ".join(f"{k} {v}" for k, v in self.details.items())

@@ -10,7 +10,9 @@ cl_khr_integer_dot_product, or on NVIDIA's OpenCL PTX dp4a (inline_ptx, compute 
 
 inline_ptx: NVIDIA's own OpenCL compiler (the platform's vendor: no attribute names the compiler)
 takes inline PTX; the device's compute capability (cl_nv_device_attribute_query) gives its arch,
-and dp4a needs 6.1. Another implementation on an NVIDIA GPU (pocl's CUDA driver) gets neither.
+and dp4a needs 6.1. From 7.0 its warps serve as sub-groups of 32 (PTX shfl.sync: the OpenCL
+dialect's warp_ptx), though its OpenCL C has none. Another implementation on an NVIDIA GPU (pocl's
+CUDA driver) gets neither.
 """
 
 from __future__ import annotations
@@ -110,6 +112,8 @@ def device_target(dev, name: str) -> Target:
     has_subgroups = bool(set(_SUBGROUP_EXTENSIONS) & exts) or "__opencl_c_subgroups" in _features(dev)
     sizes = subgroup_sizes(dev) if has_subgroups else ()
     cc = nvidia_compute_capability(dev, exts)
+    if cc is not None and cc >= (7, 0) and not sizes:  # NVIDIA's own compiler: its warps, by PTX shuffles
+        sizes = (32,)
     return Target(
         name=f"opencl:{name}",
         backend="opencl",
@@ -121,4 +125,5 @@ def device_target(dev, name: str) -> Target:
         dot4="cl_khr_integer_dot_product" in exts or (cc is not None and cc >= (6, 1)),
         arch=f"sm_{cc[0]}{cc[1]}" if cc else "",
         inline_ptx=cc is not None,
+        mma=cc is not None and cc >= (8, 0) and 32 in sizes,  # PTX mma.sync, as on CUDA
     )

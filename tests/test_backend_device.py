@@ -65,20 +65,26 @@ def _fake_nvidia_device(cc: tuple[int, int] | None, platform_vendor: str = "NVID
 
 def test_nvidia_opencl_gets_inline_ptx_and_dp4a_from_its_compute_capability():
     t = device_target(_fake_nvidia_device((9, 0)), "NVIDIA H100 80GB HBM3")
-    assert (t.inline_ptx, t.dot4, t.arch, t.fp16, t.subgroup_size, t.lang) == (
-        True, True, "sm_90", False, 0, "OpenCL C 1.2")  # fmt: skip
-    assert t.caps() == PROFILES["opencl-nvidia-sm90"].caps() and t.describe().endswith("dot4=1 inline_ptx=1")
+    assert (t.inline_ptx, t.dot4, t.arch, t.fp16, t.subgroup_size, t.subgroup_sizes, t.lang) == (
+        True, True, "sm_90", False, 32, (32,), "OpenCL C 1.2")  # fmt: skip
+    assert t.caps() == PROFILES["opencl-nvidia-sm90"].caps() and t.describe().endswith("dot4=1 inline_ptx=1 mma=1")
     assert device_target(_fake_nvidia_device((6, 1)), "GTX 1080").dot4  # dp4a from sm_61
+    # warps as sub-groups from sm_70 (PTX shfl.sync); an sm_61 device gets the local-memory trees
+    assert device_target(_fake_nvidia_device((7, 0)), "V100").subgroup_size == 32
+    assert device_target(_fake_nvidia_device((6, 1)), "GTX 1080").subgroup_size == 0
+    # warp matrix products (PTX mma.sync) from sm_80
+    assert device_target(_fake_nvidia_device((8, 0)), "A100").mma
+    assert not device_target(_fake_nvidia_device((7, 5)), "T4").mma
     # sm_60 and Maxwell: the compiler takes PTX, but there is no dp4a
     for cc in ((6, 0), (5, 2)):
         t = device_target(_fake_nvidia_device(cc), "old")
         assert t.inline_ptx and not t.dot4 and t.arch == f"sm_{cc[0]}{cc[1]}"
     # the attribute cannot be read: no PTX, no guess from the name
     t = device_target(_fake_nvidia_device(None), "NVIDIA H100 80GB HBM3")
-    assert not t.inline_ptx and not t.dot4 and t.arch == ""
+    assert not t.inline_ptx and not t.dot4 and t.arch == "" and t.subgroup_size == 0
     # another OpenCL implementation on an NVIDIA GPU (pocl's CUDA driver) has another compiler
     t = device_target(_fake_nvidia_device((9, 0), platform_vendor="The pocl project"), "NVIDIA H100")
-    assert not t.inline_ptx and not t.dot4
+    assert not t.inline_ptx and not t.dot4 and t.subgroup_size == 0
 
 
 def test_intel_opencl_has_no_inline_ptx():
@@ -98,7 +104,8 @@ def test_opencl_targets_come_from_the_devices():
         assert not t.subgroup_size or t.subgroup_size in t.subgroup_sizes
         line = info.line()
         assert t.lang in line and "opencl_c" not in line
-        assert (f"sub-group {t.subgroup_size}" in line) if t.subgroups else ("no sub-groups" in line)
+        assert (f"sub-group {t.subgroup_size}" in line or f"warps of {t.subgroup_size}" in line) if t.subgroups else (
+            "no sub-groups" in line)
         if "Intel" in info.platform:  # the pip CPU runtime reports 4..64 and fp16
             assert t.subgroup_size == 16 and t.fp16 and t.dot4
         if "Portable" in info.platform:
@@ -119,7 +126,8 @@ def test_line_shows_the_target():
     info = DeviceInfo("opencl", 3, "x", "cpu", "P", t, {"memory": "1.0 GiB"})
     assert info.line() == "[3] x (cpu, P; OpenCL C 1.2, no sub-groups; memory 1.0 GiB)"
     info = DeviceInfo("opencl", 0, "NVIDIA H100", "gpu", "NVIDIA CUDA", PROFILES["opencl-nvidia-sm90"])
-    assert info.line() == "[0] NVIDIA H100 (gpu, NVIDIA CUDA; OpenCL C 1.2, dot4, inline PTX, no sub-groups, sm_90)"
+    line = "[0] NVIDIA H100 (gpu, NVIDIA CUDA; OpenCL C 1.2, dot4, inline PTX, warps of 32 as sub-groups, mma, sm_90)"
+    assert info.line() == line
 
 
 # ---- listing ----

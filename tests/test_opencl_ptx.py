@@ -1,7 +1,8 @@
-"""NVIDIA's OpenCL spells the int8 dot product as inline PTX dp4a (Target.inline_ptx): only the
-targets that say so get it, their int8dot kernels differ from the portable ones in that spelling
-alone, and the asm statement is PTX that ptxas takes (the helper's own text, built as CUDA with
-nvcc). NVIDIA's OpenCL compiler itself runs in tests/gpu/test_opencl_nvidia.py."""
+"""NVIDIA's OpenCL spells the int8 dot product as inline PTX dp4a (Target.inline_ptx), and from
+sm_70 its sub-group reductions as warp shuffles (PTX shfl.sync, the dialect's warp_ptx): only the
+targets that say so get them, their kernels use the helpers and no OpenCL sub-group built-in, and
+every asm statement is PTX that ptxas takes (the helpers' own text, built as CUDA with nvcc).
+NVIDIA's OpenCL compiler itself runs in tests/gpu/test_opencl_nvidia.py."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from qkgen.tools.catalog import variants
 
 PTX = PROFILES["opencl-nvidia-sm90"]
 PORTABLE = PROFILES["opencl-nvidia"]  # the same device as described before inline PTX
+# the PTX profile without its dp4a: sub-groups (warps) alike, so kernels differ in the dot product alone
+WARPS = dataclasses.replace(PTX, name="opencl-nvidia-warps", dot4=False)
 ASM = 'asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(acc));'
+SHFL = 'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(o));'
 
 
 def _render(v: dict, target):
@@ -32,10 +36,12 @@ def _kernel(src: str) -> str:
     return src.split("\n__kernel\n", 1)[1]
 
 
-def test_the_profile_is_nvidia_opencl_with_dp4a():
+def test_the_profile_is_nvidia_opencl_with_dp4a_warps_and_mma():
     assert PTX.backend == "opencl" and PTX.inline_ptx and PTX.dot4 and PTX.arch == "sm_90"
+    assert (PTX.subgroup_size, PTX.subgroup_sizes, PTX.mma) == (32, (32,), True)
     # apart from what it adds, the capabilities of the NVIDIA OpenCL profile
-    assert dataclasses.replace(PTX, name=PORTABLE.name, dot4=False, arch="", inline_ptx=False) == PORTABLE
+    assert dataclasses.replace(PTX, name=PORTABLE.name, dot4=False, arch="", inline_ptx=False, subgroup_size=0,
+                               subgroup_sizes=(), mma=False) == PORTABLE  # fmt: skip
 
 
 INT8DOT = list(variants("gemv_int8dot"))
@@ -47,7 +53,7 @@ def test_int8dot_uses_the_ptx_helper_and_nothing_else_changes(v):
     assert src.count(ASM) == 1 and src.count("inline int qk_dp4a(") == 1  # defined once
     assert "qk_dp4a(" in _kernel(src)
     assert "(int)(char)" not in src and "qk_dot4_i8" not in src and "dot_4x8packed" not in src
-    plain = _render(v, PORTABLE)
+    plain = _render(v, WARPS)
     assert "asm(" not in plain and "qk_dot4_i8(" in _kernel(plain)
     assert _kernel(src) == _kernel(plain).replace("qk_dot4_i8(", "qk_dp4a(")
 
@@ -57,20 +63,29 @@ def test_no_other_target_gets_inline_ptx():
         if t.inline_ptx:
             continue
         assert "qk_dp4a" not in dialect(t).prelude()  # not even among all of its helpers
+        if t.backend == "opencl":
+            assert "shfl.sync" not in dialect(t).prelude()
         for v in INT8DOT[::5]:
             src = _render(v, t)
             assert "asm(" not in src and "qk_dp4a" not in src, name
 
 
-def test_kernels_without_a_dot_product_are_those_of_nvidia_opencl():
+def test_kernels_without_a_dot_product_are_those_of_nvidia_opencl_with_warps():
+    """Every other kernel is the one of the same device without dp4a; its sub-group reductions are
+    the warp helpers' (no OpenCL sub-group built-in, no Intel attribute), its only asm theirs and
+    the mma helpers' (CUDA's text, another qualifier)."""
     header = re.compile(r"^ \* target: .*\n", re.M)
     for v in variants(None):
         # their 4-way dot products (the int8 mma kernels': their product without mma)
         if v["op"] in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag"):
             continue
         src = _render(v, PTX)
-        assert "asm(" not in src
-        assert header.sub("", src) == header.sub("", _render(v, PORTABLE)), v
+        assert header.sub("", src) == header.sub("", _render(v, WARPS)), v
+        assert "sub_group" not in src and "dp4a" not in src, v
+        # asm only in the helpers: warp shuffles, and the warp matrix products of the mma kernels
+        assert src.count(SHFL) == src.count("inline float qk_warp_"), v
+        assert src.count('"mma.sync.aligned.') == src.count("inline void qk_mma_"), v
+        assert src.count("asm") == src.count(SHFL) + src.count('"mma.sync.aligned.'), v
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)")
@@ -87,3 +102,19 @@ def test_the_asm_is_ptx_that_ptxas_takes():
     ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert len(re.findall(r"^\s*dp4a\.s32\.s32 %r\d+, %r\d+, %r\d+, %r\d+;", ptx, re.M)) == 2, ptx
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)")
+def test_the_warp_shuffles_are_ptx_that_ptxas_takes():
+    """The warp helpers' text as CUDA device functions: ptxas builds them for the profile's arch,
+    and they give the shuffles CUDA's __shfl_xor_sync gives."""
+    helpers = dialect(PTX).helpers()
+    text = "\n\n".join(helpers[f"qk_warp_{w}"].replace("inline float", "__device__ inline float", 1)
+                       for w in ("sum", "max"))  # fmt: skip
+    source = (f"{text}\n\n"
+              'extern "C" __global__ void k(const float* a, float* out) {\n'
+              "    out[threadIdx.x] = qk_warp_sum(a[threadIdx.x]) + qk_warp_max(a[threadIdx.x]);\n}\n")  # fmt: skip
+    assert nvcc_compile(source, PTX.arch, name="qk_warp")
+    ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert len(re.findall(r"^\s*shfl\.sync\.bfly\.b32\s", ptx, re.M)) >= 2, ptx

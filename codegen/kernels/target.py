@@ -30,7 +30,8 @@ class Target:
     # cl_khr_integer_dot_product, then spells dot4 as PTX dp4a. CUDA has intrinsics and leaves it off.
     inline_ptx: bool = False
     # Warp matrix multiply-accumulate: a 32-lane warp multiplies f16 fragments [16 x 16] . [16 x 8]
-    # into f32 (PTX mma.sync m16n8k16, sm_80 on). Without it the product goes through local memory.
+    # into f32 (PTX mma.sync m16n8k16, sm_80 on; on NVIDIA's OpenCL as inline PTX). Without it the
+    # product goes through local memory.
     mma: bool = False
 
     def __post_init__(self) -> None:
@@ -48,8 +49,9 @@ class Target:
             self.subgroup_size - 1
         ):  # fmt: skip
             raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size!r}; allowed: 0 or a power of two")
-        if self.mma and self.backend != "cuda":
-            raise QKGenValueError(f"target.mma: only for CUDA targets (PTX mma.sync), not {self.backend}")
+        if self.mma and not (self.backend == "cuda" or self.inline_ptx and self.subgroup_size == 32):
+            raise QKGenValueError(f"target.mma: only for CUDA targets and OpenCL ones with inline PTX and warps "
+                                  f"(PTX mma.sync), not {self.backend}")  # fmt: skip
         if self.inline_ptx and self.backend != "opencl":
             raise QKGenValueError(f"target.inline_ptx: only for OpenCL targets (NVIDIA's OpenCL), not {self.backend}")
         if self.subgroup_size and self.subgroup_sizes and self.subgroup_size not in self.subgroup_sizes:
@@ -88,9 +90,10 @@ _PROFILES = (
     # the C 1.2 language alone gives: the portable byte products; the device itself also takes PTX).
     Target("opencl-nvidia", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
     # The same on an H100 as its device target reads it (cl_nv_device_attribute_query: compute
-    # capability 9.0): NVIDIA's compiler takes inline PTX, so the int8 dot product is PTX dp4a (sm_61+).
-    Target("opencl-nvidia-sm90", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0, dot4=True,
-           arch="sm_90", inline_ptx=True),  # fmt: skip
+    # capability 9.0): NVIDIA's compiler takes inline PTX, so the int8 dot product is PTX dp4a (sm_61+)
+    # and its warps are sub-groups of 32 through PTX shuffles (sm_70+).
+    Target("opencl-nvidia-sm90", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=32,
+           subgroup_sizes=(32,), dot4=True, arch="sm_90", inline_ptx=True, mma=True),  # fmt: skip
     # Intel's CPU OpenCL runtime (pip intel-opencl-rt): C 3.0, fp16, sub-groups 4..64, int8 dot.
     Target("opencl-intel-cpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
            subgroup_sizes=(4, 8, 16, 32, 64), dot4=True),  # fmt: skip

@@ -53,7 +53,7 @@ def bnb(torch_cuda):
 
 @pytest.fixture(scope="session")
 def opencl_nvidia():
-    """The NVIDIA GPU through the OpenCL backend (OpenCL C 1.2, no fp16, no sub-groups)."""
+    """The NVIDIA GPU through the OpenCL backend (OpenCL C 1.2, no fp16; its warps as sub-groups)."""
     backend = _backend_or_skip("opencl")
     if not any("nvidia" in f"{d.name} {d.platform}".lower() for d in backend.devices()):
         pytest.skip("no NVIDIA OpenCL device: " + "; ".join(d.line() for d in backend.devices()))

@@ -1,7 +1,8 @@
 """The dequantize suite through the OpenCL backend on the NVIDIA GPU (OpenCL C 1.2, no fp16, no
-sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference. The
-int8dot GEMV path (local-memory reductions; the int8 dot product as PTX dp4a through inline asm,
-sm_61 on) within the f32 bound of its own definition, for every row it takes."""
+OpenCL sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference.
+The int8dot GEMV path (the int8 dot product as PTX dp4a through inline asm, sm_61 on; its warps as
+sub-groups through PTX shuffles, sm_70 on) within the f32 bound of its own definition, for every
+row it takes; the warp helpers against numpy."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def test_nvidia_device_target(opencl_nvidia):
     info = opencl_nvidia.info
     print(info.line())
     assert info.kind == "gpu"
-    # What the kernels are rendered for on this device (NVIDIA: OpenCL C 1.2, no sub-groups).
+    # What the kernels are rendered for on this device (NVIDIA: OpenCL C 1.2; its warps as
+    # sub-groups through PTX from sm_70, warp matrix products from sm_80).
     t = opencl_nvidia.target
     assert t.backend == "opencl" and t.lang.startswith("OpenCL C ")
     assert not t.subgroup_size or t.subgroup_size in t.subgroup_sizes
@@ -30,7 +32,7 @@ def test_nvidia_device_target(opencl_nvidia):
     assert t.inline_ptx and t.arch.startswith("sm_"), t.describe()
     assert t.dot4 == (int(t.arch[3:]) >= 61)
     if "H100" in info.name:
-        assert t.arch == "sm_90" and t.dot4
+        assert t.arch == "sm_90" and t.dot4 and t.subgroup_size == 32 and t.mma
     for fmt in get_op("gemv_int8dot").formats():
         src = render("gemv_int8dot", fmt, t, dtype="f16", mmax=8).source
         assert ("qk_dp4a(" in src) == t.dot4 and ("(int)(char)" in src) != t.dot4
@@ -70,6 +72,34 @@ def test_dp4a_helper_is_the_signed_byte_dot_product(opencl_nvidia):
     cl.enqueue_copy(opencl_nvidia.queue, out, ob)
     opencl_nvidia.queue.finish()
     assert np.array_equal(out.astype(np.int64), want)
+
+
+def test_warp_helpers_are_butterfly_shuffles(opencl_nvidia):
+    """qk_warp_sum and qk_warp_max (PTX shfl.sync), built by NVIDIA's OpenCL compiler: every lane of
+    a warp gets the butterfly sum, bit for bit as float32 adds in that order, and the maximum."""
+    cl = pytest.importorskip("pyopencl")
+    t = opencl_nvidia.target
+    if not t.subgroups:
+        pytest.skip(f"{t.describe()}: no warps as sub-groups")
+    d = dialect(t)
+    body = ("__kernel void warp(__global const float* a, __global float* s, __global float* m) {\n"
+            "    const uint i = get_global_id(0);\n"
+            f"    s[i] = {d.subgroup_sum('a[i]')};\n    m[i] = {d.subgroup_max('a[i]')};\n}}\n")  # fmt: skip
+    a = np.random.default_rng(1).standard_normal(32 * 64).astype(np.float32)
+    want = a.reshape(-1, 32).copy()
+    for o in (16, 8, 4, 2, 1):  # lane l adds lane l ^ o's value, as the shuffles do
+        want = want + want[:, np.arange(32) ^ o]
+    prg = cl.Program(opencl_nvidia.ctx, d.prelude(body) + "\n\n" + body).build(opencl_nvidia.build_options(None))
+    mf = cl.mem_flags
+    ab = cl.Buffer(opencl_nvidia.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    s, m = np.empty_like(a), np.empty_like(a)
+    sb, mb = (cl.Buffer(opencl_nvidia.ctx, mf.WRITE_ONLY, a.nbytes) for _ in range(2))
+    prg.warp(opencl_nvidia.queue, (a.size,), (128,), ab, sb, mb)
+    cl.enqueue_copy(opencl_nvidia.queue, s, sb)
+    cl.enqueue_copy(opencl_nvidia.queue, m, mb)
+    opencl_nvidia.queue.finish()
+    assert np.array_equal(s, want.reshape(-1))
+    assert np.array_equal(m, np.repeat(a.reshape(-1, 32).max(axis=1), 32))
 
 
 @pytest.mark.parametrize("v,shape", dequantize_cases())

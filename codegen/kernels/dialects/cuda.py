@@ -89,6 +89,16 @@ __device__ __forceinline__ float qk_warp_max(float x) {
 }
 
 
+# The warp matrix products are PTX asm statements: NVIDIA's OpenCL compiler takes them as they are.
+MMA_HELPERS = ("qk_mma_f16", "qk_mma_bf16", "qk_mma_s8")
+
+
+def ptx_helper(name: str, qualifier: str) -> str:
+    """The text of CUDA helper `name` (one of MMA_HELPERS) with another function qualifier."""
+    assert name in MMA_HELPERS, name
+    return _HELPERS[name].replace("__device__ __forceinline__", qualifier, 1)
+
+
 @dataclass(frozen=True)
 class CUDADialect(Dialect):
     name: ClassVar[str] = "cuda"

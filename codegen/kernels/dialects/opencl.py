@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from ..cexpr import paren
 from .base import Dialect
+from .cuda import MMA_HELPERS, ptx_helper
 
 # NVIDIA's OpenCL C has no cl_khr_integer_dot_product, but its compiler takes inline PTX (GNU asm
 # syntax, as in CUDA): dp4a.s32.s32 is what CUDA's __dp4a compiles to. Not volatile: it has no side
@@ -19,6 +20,23 @@ inline int qk_dp4a(uint a, uint b, int acc) {
     asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
     return r;
 }"""
+
+# Its OpenCL C has no sub-groups either, but the warp is there: lanes 32 consecutive work-items (as
+# CUDA's threads), and PTX shfl.sync (sm_70 on) moves values between them as CUDA's
+# __shfl_xor_sync does. Volatile: a shuffle must stay where every lane of the warp reaches it.
+_WARP_PTX = {
+    f"qk_warp_{what}": f"""\
+/* the {what} over the 32 lanes of a warp, by butterfly shuffles: PTX shfl.sync (mask 0xffffffff:
+   every lane of the warp takes part) */
+inline float qk_warp_{what}(float x) {{
+    for (int o = 16; o > 0; o >>= 1) {{
+        float y;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(o));
+        x = {combine};
+    }}
+    return x;
+}}""" for what, combine in (("sum", "x + y"), ("max", "fmax(x, y)"))
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +71,14 @@ class OpenCLDialect(Dialect):
             "qk_half": "/* the half with these bits (needs cl_khr_fp16) */\n"
                        "inline half qk_half(uint bits) { return as_half((ushort)bits); }",
             **({"qk_dp4a": _DP4A_PTX} if self.target.inline_ptx else {}),
+            **(_WARP_PTX if self.warp_ptx else {}),
+            **({n: ptx_helper(n, "inline") for n in MMA_HELPERS} if self.target.mma else {}),
         }  # fmt: skip
+
+    @property
+    def warp_ptx(self) -> bool:
+        """Sub-groups as NVIDIA's warps, through PTX shuffles (a target with inline PTX and lanes)."""
+        return self.target.inline_ptx and self.subgroups
 
     def prelude_head(self, text: str | None) -> str:
         lines = []
@@ -64,7 +89,7 @@ class OpenCLDialect(Dialect):
 
     def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
         attrs = [f"__attribute__((reqd_work_group_size({wg}, 1, 1)))"]
-        if subgroup and self.subgroups:
+        if subgroup and self.subgroups and not self.warp_ptx:  # a warp is always 32 lanes
             attrs.append(f"__attribute__((intel_reqd_sub_group_size({subgroup})))")
         return attrs
 
@@ -80,13 +105,26 @@ class OpenCLDialect(Dialect):
         return f"vload_half(0, (__global const half*){paren(byte_ptr)})"
 
     def sg_lane(self) -> str:
-        return "(uint)get_sub_group_local_id()"
+        return "((uint)get_local_id(0) & 31u)" if self.warp_ptx else "(uint)get_sub_group_local_id()"
 
     def subgroup_sum(self, x: str) -> str:
-        return f"sub_group_reduce_add({x})"
+        return f"qk_warp_sum({x})" if self.warp_ptx else f"sub_group_reduce_add({x})"
 
     def subgroup_max(self, x: str) -> str:
-        return f"sub_group_reduce_max({x})"
+        return f"qk_warp_max({x})" if self.warp_ptx else f"sub_group_reduce_max({x})"
+
+    # ---- NVIDIA's warps (targets with t.mma: inline PTX, sm_80 on) ----
+    def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
+
+    def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"
+
+    def warp_barrier(self) -> str:
+        # PTX bar.warp.sync, as CUDA's __syncwarp: the warp's lanes meet, their local memory ordered
+        if self.warp_ptx:
+            return 'asm volatile("bar.warp.sync 0xffffffff;" ::: "memory");'
+        return super().warp_barrier()
 
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         # cl_khr_integer_dot_product's 4x8-bit packed form: no pragma needed (checked on Intel's CPU runtime)

@@ -89,6 +89,18 @@ def test_quantize_q8_1_writes_the_x_layout(backend, lane_group, dtype, rng, pois
         assert np.array_equal(got.reshape(-1), want), (m, nb)
 
 
+def test_x_layout_kernels_read_well():
+    """quantize_q8_1's fragments kernels (not among the catalog's variants) keep the generated-source
+    rules: at most 120 columns a line, on every profile, both kernels, every dtype."""
+    from qkgen.kernels.target import PROFILES
+
+    for t in PROFILES.values():
+        for lane_group in (False, True):
+            for dtype in ("f16", "bf16", "f32"):
+                src = render("quantize_q8_1", "q8_1", t, dtype=dtype, layout="fragments", lane_group=lane_group).source
+                assert max(len(line) for line in src.splitlines()) <= 120, (t.name, lane_group, dtype)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_repack_fragments_kernel_equals_the_layout(fmt, backend, rng, poisoned):

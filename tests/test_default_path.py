@@ -55,6 +55,27 @@ def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
     assert default_path(no_mma, nf4, 8, "f16") == "float"
 
 
+@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4"])
+@pytest.mark.parametrize("m", [1, 2, 4, 8])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_nvidia_opencl_has_rows_of_its_own(fmt, m, dtype):
+    """NVIDIA's OpenCL with warps and mma (its own kind of device) follows its own rows; an OpenCL
+    device without PTX keeps the float path."""
+    from qkgen.runtime.paths import device_kind
+
+    t = get_target("opencl-nvidia-sm90")
+    assert device_kind(t) == "opencl-nvidia" and device_kind(get_target("opencl-nvidia")) == "opencl"
+    row, kind = qkgen.formats.get(fmt), "opencl-nvidia"
+    mma = m >= (FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA)[kind].get(fmt, 9)
+    int8mma = m >= FASTER_INT8MMA[(kind, dtype == "f32")].get(fmt, 9)
+    int8dot = fmt in FASTER_INT8DOT.get((kind, m > 1, dtype == "f32"), frozenset())
+    want = "mma" if mma else "int8mma" if int8mma else "int8dot" if int8dot else "float"
+    assert default_path(t, row, m, dtype) == want
+    assert default_path(get_target("opencl-nvidia"), row, m, dtype) == "float"
+    if m == 1:
+        assert want == "float"  # measured: float wins at M = 1 there
+
+
 def test_default_call_on_opencl_is_the_float_path(rng):
     qt = qkgen.quantize(rng.standard_normal((33, 256)).astype(np.float32), "q5_1")
     x = rng.standard_normal((2, 256)).astype(np.float32)

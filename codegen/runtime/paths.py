@@ -1,7 +1,8 @@
 """Which GEMV path a call takes when it names none: the one measured faster for the format, M and
 device kind, else "float".
 
-A row is (backend, M > 1, x is f32) -> the formats whose int8dot path (q8_1 quantize + int8 dot,
+Tables are keyed by the kind of device (device_kind: the backend, or "opencl-nvidia" for NVIDIA's
+OpenCL with warps and mma through PTX). A row is (kind, M > 1, x is f32) -> the formats whose int8dot path (q8_1 quantize + int8 dot,
 both launches counted) was faster, from graph-timed cold device time on an NVIDIA H100, 4096 x 14336
 (docs/bench/2026-11-23-h100-paths.md; the K-quants: docs/bench/2026-11-24-h100-kquant-vs-llamacpp.md and,
 f32 x, docs/bench/2026-11-24-h100-decode-kquant-f32.md);
@@ -21,6 +22,15 @@ from ..kernels.target import Target
 
 _K_AND_FP4 = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4")  # the super-block rows
 
+
+def device_kind(target: Target) -> str:
+    """The kind of device the tables below are keyed by: the backend, except NVIDIA's OpenCL with its
+    warps and warp matrix products through PTX ("opencl-nvidia"), whose speeds are not those of
+    other OpenCL devices."""
+    if target.backend == "opencl" and target.inline_ptx and target.mma:
+        return "opencl-nvidia"
+    return target.backend
+
 # (backend, M > 1, x f32) -> formats whose int8dot path was faster there
 FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = MappingProxyType({
     # M = 1, f16/bf16 x: q4_0 18.1 vs 16.8; q4_k 33.8 vs 16.8 us, q6_k 38.7 vs 31.2 (2026-11-24);
@@ -36,6 +46,12 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
     ("cuda", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
     # q4_k 71.6 vs 33.5, q6_k 88.8 vs 61.3 (2026-11-24); the rest: run 30
     ("cuda", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
+    # NVIDIA's OpenCL (H100, run 71, `qkgen bench --backend opencl`, cold, docs/bench/2026-11-26-h100-opencl-warps.md):
+    # at M = 1 the float path won every legacy row (q4_0 22.4 vs 32.8 us); at M = 2 int8dot, f16 / f32
+    # x: q4_0 29.8 / 30.2 vs 41.2 / 49.7, q4_1 30.1 / 30.1 vs 43.2 / 48.0, q5_0 36.5 / 33.3 vs 47.6 /
+    # 65.6, q5_1 31.1 / 31.7 vs 49.4 / 65.0, q8_0 39.3 / 39.6 vs 42.8 / 46.0 (the K-quants: not timed)
+    ("opencl-nvidia", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    ("opencl-nvidia", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
 })  # fmt: skip
 
 
@@ -48,7 +64,7 @@ INT8DOT_LAYOUT: MappingProxyType[str, str] = MappingProxyType({})
 
 def default_layout(target: Target) -> str:
     """The int8dot path's layout on this kind of device: "blocks" unless INT8DOT_LAYOUT says otherwise."""
-    return INT8DOT_LAYOUT.get(target.backend, "blocks")
+    return INT8DOT_LAYOUT.get(device_kind(target), "blocks")
 
 
 # backends whose int8dot path quantizes x by lane groups (quantize_q8_1's lane_group: a q8_1 block
@@ -61,7 +77,7 @@ INT8DOT_LANE_GROUP: frozenset[str] = frozenset({"cuda"})
 
 def default_lane_group(target: Target) -> bool:
     """Whether the int8dot path's quantize_q8_1 takes a lane group per block on this kind of device."""
-    return target.backend in INT8DOT_LANE_GROUP
+    return device_kind(target) in INT8DOT_LANE_GROUP
 
 
 # backend -> {format: the least M from which its mma path (W decoded to x's f16/bf16, warp matrix
@@ -85,8 +101,12 @@ def default_lane_group(target: Target) -> bool:
 # mma's 22.0 (23.1 against 25.6 at M = 8), so q4_0 left it too. Run 64 (H100, f16 x, public calls,
 # x in fragments too, docs/bench/2026-11-26-h100-int8frag-x.md): q4_1's int8mma path 22.8 us at M = 8
 # against mma's 26.0, so q4_1 left it: no GGUF row is here now.
+# NVIDIA's OpenCL (run 71, f16 x, cold): nf4 nested's mma path 30.9 us at M = 2 against the float
+# path's 36.9 (35.8 against 68.5 at M = 8); q4_1's 28.8 at M = 2 against int8dot's 30.1 (30.4
+# against int8mma's 32.7 at M = 8). The other rows were not timed there.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1}),
+    "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_1": 2}),
 })  # fmt: skip
 
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
@@ -96,6 +116,8 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # were not timed with f32 x.
 FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 1, "int4": 1}),
+    # NVIDIA's OpenCL (run 71, f32 x): nf4 nested 35.5 against 40.7 us at M = 2, 57.5 against 70.4 at 8
+    "opencl-nvidia": MappingProxyType({"nf4": 2}),
 })  # fmt: skip
 
 
@@ -117,9 +139,16 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # 2); q5_0 23.7 -> 23.3 at 3 (hot 21.5 -> 19.4); q5_1 24.5 -> 23.7 at 3; q8_0 28.8 -> 28.4 at 2. f16
 # x: q4_0 20.4 -> 18.5 at 2 (mma 20.3); q4_1 21.9 -> 20.9 at 3; q5_0 23.5 -> 23.3 at 3 (hot 21.4 ->
 # 19.3); q5_1 27.1 -> 23.9 at 4 (at 3 slower hot: 23.8 -> 25.1); q8_0 28.8 -> 28.3 at 2.
+# NVIDIA's OpenCL (run 71, W in fragments, cold), int8dot -> int8mma, f16 x: q4_0 40.1 -> 31.4 us at
+# M = 4 (29.8 / 30.3 at 2), q5_0 38.6 -> 32.9 at 4 (36.5 / 38.0 at 2), q5_1 48.2 -> 41.9 at 8 (36.7
+# / 53.2 at 4), q8_0 39.3 -> 36.5 at 2; q4_1 takes the mma path first. f32 x, timed at M = 2 and 8
+# only: the same order (the product kernels are those of f16 x; q8_0 39.6 -> 36.7 at 2, q4_0 61.9
+# -> 33.4 at 8), and q4_1 47.5 -> 39.0 at 8 (its mma path is slow with f32 x: 57.9).
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
     ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2}),
     ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2}),
+    ("opencl-nvidia", False): MappingProxyType({"q4_0": 4, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
+    ("opencl-nvidia", True): MappingProxyType({"q4_0": 4, "q4_1": 8, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
 })  # fmt: skip
 
 
@@ -130,9 +159,11 @@ FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingPr
 # 25.1, q8_0 61.5 -> 26.4; q4_1 23.8 -> 22.6 and q5_1 24.8 -> 25.0 keep their blocks (no second copy
 # for 5% or less). With x in its fragments layout too (run 60, NVIDIA H100, public calls, f32 x,
 # cold, docs/bench/2026-11-26-h100-int8frag-x.md), blocks -> fragments at M = 4 / 8: q4_1 26.4 / 27.0
-# -> 20.6 / 22.5 us, q5_1 27.6 / 28.2 -> 23.9 / 25.9, so every row reads fragments.
+# -> 20.6 / 22.5 us, q5_1 27.6 / 28.2 -> 23.9 / 25.9, so every row reads fragments. NVIDIA's OpenCL
+# (run 71 against run 69, f16 x, M = 8, blocks -> fragments): q4_0 35.6 -> 30.7, q8_0 70.7 -> 37.9.
 INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
     "cuda": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    "opencl-nvidia": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
 })  # fmt: skip
 
 
@@ -152,22 +183,23 @@ INT8FRAG_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 
 def int8frag_knobs(target: Target, fmt: Format) -> dict:
     """gemv_int8frag's render knobs for this row on this kind of device (INT8FRAG_KNOBS; {}: the op's defaults)."""
-    return dict(INT8FRAG_KNOBS.get(target.backend, {}).get(fmt.name, {}))
+    return dict(INT8FRAG_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
 
 
 def default_int8mma_layout(target: Target, fmt: Format) -> str:
     """The layout the int8mma path reads W in on this kind of device: "fragments" or "blocks"."""
-    return "fragments" if fmt.name in INT8MMA_FRAGMENTS.get(target.backend, frozenset()) else "blocks"
+    return "fragments" if fmt.name in INT8MMA_FRAGMENTS.get(device_kind(target), frozenset()) else "blocks"
 
 
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
     """"mma", "int8mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
     table = FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA
-    if target.mma and m >= table.get(target.backend, {}).get(fmt.name, MAX_M + 1):
+    kind = device_kind(target)
+    if target.mma and m >= table.get(kind, {}).get(fmt.name, MAX_M + 1):
         return "mma"
-    if target.mma and m >= FASTER_INT8MMA.get((target.backend, dtype == "f32"), {}).get(fmt.name, MAX_M + 1):
+    if target.mma and m >= FASTER_INT8MMA.get((kind, dtype == "f32"), {}).get(fmt.name, MAX_M + 1):
         return "int8mma"
     if not is_int8dot_weight(fmt):
         return "float"
-    fast = FASTER_INT8DOT.get((target.backend, m > 1, dtype == "f32"), frozenset())
+    fast = FASTER_INT8DOT.get((kind, m > 1, dtype == "f32"), frozenset())
     return "int8dot" if fmt.name in fast else "float"

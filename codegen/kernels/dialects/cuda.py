@@ -172,16 +172,8 @@ class CUDADialect(Dialect):
     def funnel_r(self, lo: str, hi: str, shift: str) -> str:
         return f"__funnelshift_r({lo}, {hi}, {shift})"
 
-    def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma; targets with t.mma)."""
-        return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
-
     def warp_barrier(self) -> str:
         return "__syncwarp();"
-
-    def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        """The statement c += a . b over a warp's signed-byte fragments, int c[4] (PTX mma m16n8k32)."""
-        return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"
 
 
 DIALECT = CUDADialect

@@ -113,13 +113,6 @@ class OpenCLDialect(Dialect):
     def subgroup_max(self, x: str) -> str:
         return f"qk_warp_max({x})" if self.warp_ptx else f"sub_group_reduce_max({x})"
 
-    # ---- NVIDIA's warps (targets with t.mma: inline PTX, sm_80 on) ----
-    def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
-
-    def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"
-
     def warp_barrier(self) -> str:
         # PTX bar.warp.sync, as CUDA's __syncwarp: the warp's lanes meet, their local memory ordered
         if self.warp_ptx:

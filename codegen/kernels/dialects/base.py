@@ -245,16 +245,6 @@ class Dialect:
         here (every work-item must reach it as often), a warp's own where the target has warps."""
         return self.barrier_stmt
 
-    # The warp matrix products, for targets with t.mma (CUDA, NVIDIA's OpenCL): calls of the PTX
-    # helpers qk_mma_f16 / qk_mma_bf16 / qk_mma_s8 (dialects/cuda.py, MMA_HELPERS).
-    def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma m16n8k16)."""
-        return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
-
-    def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
-        """The statement c += a . b over a warp's signed-byte fragments, int c[4] (PTX mma m16n8k32)."""
-        return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"
-
     # ---- numbers ----
     def mul_rn(self, a: str, b: str) -> str:
         """a*b rounded on its own: never contracted into an fma with a following add."""

@@ -99,8 +99,21 @@ def ptx_helper(name: str, qualifier: str) -> str:
     return _HELPERS[name].replace("__device__ __forceinline__", qualifier, 1)
 
 
+class PTXMatrixProducts:
+    """The warp matrix products' statements, calls of the MMA_HELPERS, for the dialects of targets
+    with t.mma (CUDA; NVIDIA's OpenCL through inline PTX)."""
+
+    def mma(self, dtype: str, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        """The statement c += a . b over a warp's f16 or bf16 fragments (PTX mma m16n8k16)."""
+        return f"qk_mma_{dtype}({c}, {', '.join(a)}, {', '.join(b)});"
+
+    def mma_i8(self, c: str, a: tuple[str, str, str, str], b: tuple[str, str]) -> str:
+        """The statement c += a . b over a warp's signed-byte fragments, int c[4] (PTX mma m16n8k32)."""
+        return f"qk_mma_s8({c}, {', '.join(a)}, {', '.join(b)});"
+
+
 @dataclass(frozen=True)
-class CUDADialect(Dialect):
+class CUDADialect(PTXMatrixProducts, Dialect):
     name: ClassVar[str] = "cuda"
     lang: ClassVar[str] = "CUDA C++"
     suffix: ClassVar[str] = ".cu"

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from ..cexpr import paren
 from .base import Dialect
-from .cuda import MMA_HELPERS, ptx_helper
+from .cuda import MMA_HELPERS, PTXMatrixProducts, ptx_helper
 
 # NVIDIA's OpenCL C has no cl_khr_integer_dot_product, but its compiler takes inline PTX (GNU asm
 # syntax, as in CUDA): dp4a.s32.s32 is what CUDA's __dp4a compiles to. Not volatile: it has no side
@@ -40,7 +40,7 @@ inline float qk_warp_{what}(float x) {{
 
 
 @dataclass(frozen=True)
-class OpenCLDialect(Dialect):
+class OpenCLDialect(PTXMatrixProducts, Dialect):
     name: ClassVar[str] = "opencl"
     lang: ClassVar[str] = "OpenCL C"
     suffix: ClassVar[str] = ".cl"

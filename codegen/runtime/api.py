@@ -20,9 +20,9 @@ from ..formats import QTensor, family_of, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import MAX_M, get_op
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
-from ..kernels.ops.int8dot import k_multiple, x_frag_row_blocks
+from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
-from ..formats.layout import LAYOUTS, check_layout
+from ..formats.layout import check_layout
 from .paths import default_int8mma_layout, default_lane_group, default_layout, default_path, int8frag_knobs
 from .plan import Bound, Plan, ready
 
@@ -218,22 +218,21 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     act = get(INT8DOT_ACT)
     multiple = k_multiple(qt.format)
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
-    sizes["nblocks"] = m * k // act.block
     if op == "gemv_int8mma":
         layout = layout or default_int8mma_layout(dev.target, qt.format)
         if layout not in ("blocks", "fragments"):
             raise QKGenValueError(f"layout: {layout!r} is not one the int8mma path reads; allowed: blocks, fragments")
+        # x in the layout of W: gemv_int8frag reads x's q8_1 blocks in their fragments layout too
+        sizes.update(q8_1_sizes(m, k, layout))
+        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
         if layout == "blocks":
-            quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
             return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
-        # gemv_int8frag reads x's q8_1 blocks in their fragments layout too (ops.int8dot)
-        sizes.update(nblocks=m * x_frag_row_blocks(k), row_blocks=k // act.block)
-        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "fragments"))
         knobs = int8frag_knobs(dev.target, qt.format)  # shapes measured faster on this kind of device
         return [quant, Plan.make(dev, "gemv_int8frag", qt.format, dtype=dtype, **knobs)], sizes
     layout = layout or default_layout(dev.target)
     if layout not in ("blocks", "planes"):
         raise QKGenValueError(f"layout: {layout!r} is not one the int8dot path reads; allowed: blocks, planes")
+    sizes.update(q8_1_sizes(m, k, layout))
     quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
     return [quant, Plan.make(dev, op, qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
@@ -349,9 +348,6 @@ def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, devic
     return Bound([(p, sizes) for p in plans], arrays, {"x": x}, like, "y", (sizes["M"], sizes["N"]))
 
 
-X_LAYOUTS = (*LAYOUTS, "fragments")  # the layouts quantize_q8_1 writes
-
-
 def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None, layout: str = "blocks",
                          lane_group: bool | None = None):  # fmt: skip
     """q8_1 blocks of x [M, K] (or [K]; K a multiple of 32), quantized on the device: the bytes
@@ -372,9 +368,7 @@ def quantize_q8_1_device(x: Any, backend: str | None = None, device: Any = None,
     _check_k(xshape[1], act.block, "q8_1 blocks")
     dev = _open(backend, device)
     plan = Plan.make(dev, "quantize_q8_1", act, dtype=x_dtype(x), **_q8_1_options(dev, layout, lane_group))
-    sizes = {"nblocks": xshape[0] * xshape[1] // act.block}
-    if layout == "fragments":
-        sizes.update(nblocks=xshape[0] * x_frag_row_blocks(xshape[1]), row_blocks=xshape[1] // act.block)
+    sizes = q8_1_sizes(xshape[0], xshape[1], layout)
     native = dev.is_native(x)
     (buf, arr, dt), = plan.outputs(sizes, like=x if native else None).values()
     plan.launch({"x": x, "xq": buf}, sizes)

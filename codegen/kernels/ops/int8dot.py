@@ -91,9 +91,20 @@ X_FRAG_WORDS = (0, 4, 1, 5, 2, 6, 3, 7)
 assert all(X_FRAG_WORDS[2 * (w % 4) + w // 4] == w for w in range(8)), "the lane-group kernel's byte places"
 
 
+X_LAYOUTS = (*LAYOUTS, "fragments")  # the layouts quantize_q8_1 writes
+
+
 def x_frag_row_blocks(k: int) -> int:
     """Blocks a row of the fragments layout of x [M, k]: k / 32, padded to a multiple of X_FRAG_PAD."""
     return -(-k // get(ACT).block // X_FRAG_PAD) * X_FRAG_PAD
+
+
+def q8_1_sizes(m: int, k: int, layout: str) -> dict[str, int]:
+    """quantize_q8_1's launch sizes for x [m, k] in `layout`: its blocks (nblocks, the pad blocks of
+    the fragments layout counted, as its output holds them) and, for fragments, row_blocks (k / 32)."""
+    if layout != "fragments":
+        return {"nblocks": m * k // get(ACT).block}
+    return {"nblocks": m * x_frag_row_blocks(k), "row_blocks": k // get(ACT).block}
 
 
 def to_x_fragments(xq: np.ndarray, m: int, k: int) -> np.ndarray:
@@ -116,13 +127,12 @@ def _quantize_context(req: Request) -> dict:
     x_size = 4 if req.dtype == "f32" else 2
     # layout "planes": xq holds the row's planes (formats.layout), the codes 16-byte aligned;
     # "fragments": gemv_int8frag's (X_FRAG_WORDS above), nblocks counting the pad blocks
-    layout = req.pop_choice("layout", "blocks", (*LAYOUTS, "fragments"))
+    layout = req.pop_choice("layout", "blocks", X_LAYOUTS)
     planes = field_planes(fmt) if layout == "planes" else ()
     qs_align = plane_load_align(fmt, "qs", 0, qs_bytes) if planes else load_align(fmt, "qs", qs_bytes)
     args = [Arg("x", "in", "x"), Arg("xq", "out", "u8"), Arg("nblocks", "scalar", "u32")]
     if layout == "fragments":
         args.append(Arg("row_blocks", "scalar", "u32"))  # K / 32: x's blocks a row, unpadded
-        qs_align = 16
     ctx = dict(args=args, x_bytes=fmt.block * x_size, qs_bytes=qs_bytes, qs_align=qs_align, layout=layout,
                planes=planes, pad=X_FRAG_PAD, word_order=X_FRAG_WORDS)  # fmt: skip
     # lane_group: a block per lane group (a sub-group, else a local-memory tree), each lane its

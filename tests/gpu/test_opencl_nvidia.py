@@ -38,10 +38,26 @@ def test_nvidia_device_target(opencl_nvidia):
         assert ("qk_dp4a(" in src) == t.dot4 and ("(int)(char)" in src) != t.dot4
 
 
+def _run(dev, body: str, kernel: str, inputs: tuple, outputs: tuple, local=None) -> list:
+    """`body` (OpenCL C naming dialect helpers) built with those helpers by NVIDIA's OpenCL
+    compiler; kernel `kernel` run over the first input's elements with the inputs, then one buffer
+    per output (arrays shaped as `outputs`), read back."""
+    cl = pytest.importorskip("pyopencl")
+    prg = cl.Program(dev.ctx, dialect(dev.target).prelude(body) + "\n\n" + body).build(dev.build_options(None))
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(dev.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v) for v in inputs]
+    outs = [np.empty_like(o) for o in outputs]
+    obufs = [cl.Buffer(dev.ctx, mf.WRITE_ONLY, o.nbytes) for o in outs]
+    getattr(prg, kernel)(dev.queue, (inputs[0].size,), local, *bufs, *obufs)
+    for o, ob in zip(outs, obufs):
+        cl.enqueue_copy(dev.queue, o, ob)
+    dev.queue.finish()
+    return outs
+
+
 def test_dp4a_helper_is_the_signed_byte_dot_product(opencl_nvidia):
     """qk_dp4a, built by NVIDIA's OpenCL compiler, against numpy on every byte pattern's edges
     (-128, -1, 0, 127) and random words: exact int32."""
-    cl = pytest.importorskip("pyopencl")
     t = opencl_nvidia.target
     if not t.dot4:
         pytest.skip(f"{t.describe()}: no dp4a")
@@ -62,22 +78,13 @@ def test_dp4a_helper_is_the_signed_byte_dot_product(opencl_nvidia):
     c = rng.integers(-(2**30), 2**30, a.size, dtype=np.int32)
     prods = a.view(np.int8).reshape(-1, 4).astype(np.int64) * b.view(np.int8).reshape(-1, 4)
     want = c.astype(np.int64) + prods.sum(axis=1)
-    source = d.prelude(body) + "\n\n" + body
-    prg = cl.Program(opencl_nvidia.ctx, source).build(opencl_nvidia.build_options(None))
-    mf = cl.mem_flags
-    bufs = [cl.Buffer(opencl_nvidia.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=v) for v in (a, b, c)]
-    out = np.empty(a.size, np.int32)
-    ob = cl.Buffer(opencl_nvidia.ctx, mf.WRITE_ONLY, out.nbytes)
-    prg.dot4(opencl_nvidia.queue, (a.size,), None, *bufs, ob)
-    cl.enqueue_copy(opencl_nvidia.queue, out, ob)
-    opencl_nvidia.queue.finish()
+    (out,) = _run(opencl_nvidia, body, "dot4", (a, b, c), (np.empty(a.size, np.int32),))
     assert np.array_equal(out.astype(np.int64), want)
 
 
 def test_warp_helpers_are_butterfly_shuffles(opencl_nvidia):
     """qk_warp_sum and qk_warp_max (PTX shfl.sync), built by NVIDIA's OpenCL compiler: every lane of
     a warp gets the butterfly sum, bit for bit as float32 adds in that order, and the maximum."""
-    cl = pytest.importorskip("pyopencl")
     t = opencl_nvidia.target
     if not t.subgroups:
         pytest.skip(f"{t.describe()}: no warps as sub-groups")
@@ -89,15 +96,7 @@ def test_warp_helpers_are_butterfly_shuffles(opencl_nvidia):
     want = a.reshape(-1, 32).copy()
     for o in (16, 8, 4, 2, 1):  # lane l adds lane l ^ o's value, as the shuffles do
         want = want + want[:, np.arange(32) ^ o]
-    prg = cl.Program(opencl_nvidia.ctx, d.prelude(body) + "\n\n" + body).build(opencl_nvidia.build_options(None))
-    mf = cl.mem_flags
-    ab = cl.Buffer(opencl_nvidia.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
-    s, m = np.empty_like(a), np.empty_like(a)
-    sb, mb = (cl.Buffer(opencl_nvidia.ctx, mf.WRITE_ONLY, a.nbytes) for _ in range(2))
-    prg.warp(opencl_nvidia.queue, (a.size,), (128,), ab, sb, mb)
-    cl.enqueue_copy(opencl_nvidia.queue, s, sb)
-    cl.enqueue_copy(opencl_nvidia.queue, m, mb)
-    opencl_nvidia.queue.finish()
+    s, m = _run(opencl_nvidia, body, "warp", (a,), (a, a), local=(128,))
     assert np.array_equal(s, want.reshape(-1))
     assert np.array_equal(m, np.repeat(a.reshape(-1, 32).max(axis=1), 32))
 

@@ -202,3 +202,52 @@ def test_planes_sources_read_well(profile):
 def test_planes_kernels_compile_for_sm90():
     kernels = PLANES_KERNELS + [("repack_planes", f, dict(dtype="u8")) for f in [*INT8DOT, "q8_1"]]
     assert_build_without_warnings([render(op, fmt, "cuda-sm90", **kw) for op, fmt, kw in kernels])
+
+
+# ---- x_planes: x in planes, W in its blocks ----
+
+
+def _x_planes_cases(backend: str):
+    dtypes = ("f32", "f16") if backend == "opencl" else ("f16",)
+    return [pytest.param(backend, f, d, m, id=f"{backend}-{f}-{d}-m{m}") for f in INT8DOT for d in dtypes for m in (1, 3)]
+
+
+@needs_device
+@pytest.mark.parametrize("backend, fmt, dtype, m", [c for b in BACKENDS for c in _x_planes_cases(b)])
+def test_x_planes_equal_blocks(backend, fmt, dtype, m, rng, poisoned, monkeypatch):
+    """Where runtime.paths takes x_planes for a row, gemv_plans quantizes x to planes and the kernel
+    reads them: the blocks layout's output bit for bit, for block and super-block rows alike."""
+    qt = weight(fmt, rng, blocks=7 if F.get(fmt).block == 32 else 3)
+    x = x_host(rng, m, qt.shape[1], dtype)
+    want = qkgen.gemv(qt, x, path="int8dot", backend=backend)
+    kind = open_device(backend).target.backend
+    monkeypatch.setattr(qkgen.runtime.paths, "INT8DOT_X_PLANES", {(kind, m > 1): frozenset({fmt})})
+    plans, _ = api.gemv_plans(qt, x, "int8dot", backend, None)
+    assert plans[0].ks.name.endswith("_planes") and plans[1].ks.name.endswith("_x_planes1")
+    got = qkgen.gemv(qt.with_arrays(data=np.array(qt.data)), x, path="int8dot", backend=backend)
+    assert not np.isnan(reference.host_f32(want, dtype)).any()
+    assert np.array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+def test_x_planes_knob():
+    a = render("gemv_int8dot", "q4_k", "cuda-sm90", dtype="f16")
+    b = render("gemv_int8dot", "q4_k", "cuda-sm90", dtype="f16", x_planes=True)
+    assert b.name == a.name + "_x_planes1" and "x_qs" not in a.source and "x_qs + xb * 32u" in b.source
+    with pytest.raises(QKGenValueError, match="x_planes: False; layout 'planes'"):
+        render("gemv_int8dot", "q4_0", "opencl", layout="planes", x_planes=False)
+    with pytest.raises(QKGenValueError, match="stage_x: True"):
+        render("gemv_int8dot", "q4_k", "opencl", x_planes=True, stage_x=True)
+
+
+X_PLANES_KERNELS = [("gemv_int8dot", f, dict(dtype=d, mmax=m, x_planes=True))
+                    for f in INT8DOT for d in ("f32", "f16", "bf16") for m in (1, 8)]  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_x_planes_sources_read_well(profile):
+    assert_read_well(profile, [render(op, fmt, profile, **kw) for op, fmt, kw in X_PLANES_KERNELS])
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found")
+def test_x_planes_kernels_compile_for_sm90():
+    assert_build_without_warnings([render(op, fmt, "cuda-sm90", **kw) for op, fmt, kw in X_PLANES_KERNELS])

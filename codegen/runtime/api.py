@@ -23,7 +23,8 @@ from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import check_layout
-from .paths import default_int8mma_layout, default_lane_group, default_layout, default_path, int8frag_knobs
+from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
+                    int8frag_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -232,9 +233,14 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     layout = layout or default_layout(dev.target)
     if layout not in ("blocks", "planes"):
         raise QKGenValueError(f"layout: {layout!r} is not one the int8dot path reads; allowed: blocks, planes")
-    sizes.update(q8_1_sizes(m, k, layout))
-    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
+    # x in planes with W in planes, or alone where runtime.paths measured it faster for the row
+    x_planes = layout == "planes" or default_x_planes(dev.target, qt.format, m)
+    xlayout = "planes" if x_planes else "blocks"
+    sizes.update(q8_1_sizes(m, k, xlayout))
+    quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, xlayout))
     kw = {} if layout == "blocks" else {"layout": layout}  # blocks: today's kernels, named as before
+    if x_planes and layout == "blocks":
+        kw["x_planes"] = True
     return [quant, Plan.make(dev, op, qt.format, dtype=dtype, mmax=mmax, **kw)], sizes
 
 

@@ -67,6 +67,22 @@ def default_layout(target: Target) -> str:
     return INT8DOT_LAYOUT.get(device_kind(target), "blocks")
 
 
+# (device kind, M > 1) -> the int8dot rows whose x is quantized to q8_1 planes while W stays in
+# blocks (gemv_int8dot's x_planes: a q8_1 block is two 16-byte loads and a word or two, not ten word
+# loads). H100, run 75 (sweep 33, kernel alone, 4096 x 14336, f16 x, cold, against x in blocks):
+# M = 8 q3_k 41.3 -> 36.6 us, q6_k 44.7 -> 39.8; within 5% for the other super-block rows (q5_k
+# 53.8 -> 51.5, nvfp4 37.9 -> 39.1); at M = 1 within 5% for them too and slower for the legacy rows
+# (q4_0 13.8 -> 15.6, q4_1 15.1 -> 16.4), which take int8mma at M > 1.
+INT8DOT_X_PLANES: MappingProxyType[tuple[str, bool], frozenset[str]] = MappingProxyType({
+    ("cuda", True): frozenset({"q3_k", "q6_k"}),
+})  # fmt: skip
+
+
+def default_x_planes(target: Target, fmt: Format, m: int) -> bool:
+    """Whether the int8dot path reads x in planes (W in blocks) for this row, M and kind of device."""
+    return fmt.name in INT8DOT_X_PLANES.get((device_kind(target), m > 1), ())
+
+
 # backends whose int8dot path quantizes x by lane groups (quantize_q8_1's lane_group: a q8_1 block
 # per sub-group, a lane per element, instead of a work-item walking all 32: for M = 1's latency).
 # H100, 4096 x 14336, f16 x, hot, both launches (docs/bench/2026-11-25-h100-q8_1-lane-group.md):

@@ -215,6 +215,12 @@ def _gemv_context(req: Request) -> dict:
     if planar and fmt.sub_scales:
         raise QKGenValueError(f"layout: 'planes' is not written for super-block rows ({fmt.name}) yet; "
                               "allowed: blocks")  # fmt: skip
+    # x_planes: xq's q8_1 blocks in planes while W stays in blocks: a lane's block is then two 16-byte
+    # loads and a word or two where the blocks layout took ten word loads, each its own L1 sector
+    # (run 74, H100, q4_k at M = 1: 12.2 M sectors for 33 MB of W, three quarters of them x's)
+    x_planes = req.pop_bool("x_planes", planar)
+    if planar and not x_planes:
+        raise QKGenValueError("x_planes: False; layout 'planes' reads x in planes too; allowed: True")
     weight = Arg("planes", "in", "u8") if planar else Arg("blocks", "in", "u8", bind="data")
     args = [weight, Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
@@ -225,10 +231,18 @@ def _gemv_context(req: Request) -> dict:
     # stage_x: the work-group's teams take the same q8_1 blocks in a step; it copies them to local
     # memory once for all of them (off by default until timed)
     stage_x = req.pop_bool("stage_x", False)
+    if stage_x and x_planes and fmt.sub_scales:
+        raise QKGenValueError(f"stage_x: True stages q8_1 blocks, not planes, for super-block rows ({fmt.name}); "
+                              "allowed: False with x_planes")  # fmt: skip
     word_loads = req.pop_bool("word_loads", t.backend in WORD_LOADS)  # 2-byte aligned codes as shifted words
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg, layout=layout, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
+                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
+    if x_planes:
+        # the activation planes the terms read: s only where a min or a zero point folds into it
+        sub_sx = fmt.sub_scales and fmt.has_min and fmt.sub_block == act.block
+        xfields = ("qs", "d", "s") if sub_sx or (not fmt.sub_scales and (fmt.scale == "d_m" or fmt.zero)) else ("qs", "d")
+        teams["xplanes"] = [p for p in field_planes(act) if p.field in xfields]
     if stage_x:
         stage = _stage_context(act, lanes * slices // (act.block // ept if sub else 1))
         args.append(Arg("xstage", "local", "u32", count=mmax * stage["sblocks"] * stage["stride"]))
@@ -239,26 +253,28 @@ def _gemv_context(req: Request) -> dict:
         # block of them, its codes one longer run a plane
         if ept not in (fmt.sub_block, act.block):
             raise QKGenValueError(f"ept: {ept}; allowed: {fmt.sub_block} (a sub-block) or {act.block} (a q8_1 block)")
-        return {**teams, **_sub_block_context(fmt, act, ept)}
+        return {**teams, **_sub_block_context(fmt, act, ept, x_planes)}
     hb = fmt.high_bit_field
     if planar:
-        # the activation planes the terms read: s only where a min or a zero point folds into it
-        xfields = ("qs", "d", "s") if fmt.scale == "d_m" or fmt.zero else ("qs", "d")
-        teams.update(wplanes=field_planes(fmt), xplanes=[p for p in field_planes(act) if p.field in xfields])
-        if stage_x:  # the staged words that hold f16 fields, put together from their planes
-            halves: dict[int, list] = {}
-            for p in teams["xplanes"]:
-                if p.field != "qs":
-                    halves.setdefault(teams["xs_half"][p.field][0], []).append(p.field)
-            teams["stage_halves"] = sorted(halves.items())
-        align = lambda f, row, n: plane_load_align(f, row, 0, n)  # noqa: E731
-    else:
-        align = load_align
+        teams.update(wplanes=field_planes(fmt))
+    if x_planes and stage_x:  # the staged words that hold f16 fields, put together from their planes
+        halves: dict[int, list] = {}
+        for p in teams["xplanes"]:
+            if p.field != "qs":
+                halves.setdefault(teams["xs_half"][p.field][0], []).append(p.field)
+        teams["stage_halves"] = sorted(halves.items())
+    walign = _plane_align if planar else load_align
+    xalign = _plane_align if x_planes else load_align
     return dict(
-        teams, act_words=act_words(fmt, act), code_bytes=code_bytes, code_align=align(fmt, "qs", code_bytes),
-        act_align=align(act, "qs", act.code_bytes(act.block)), qh_align=align(fmt, hb, 4) if hb else 0,
+        teams, act_words=act_words(fmt, act), code_bytes=code_bytes, code_align=walign(fmt, "qs", code_bytes),
+        act_align=xalign(act, "qs", act.code_bytes(act.block)), qh_align=walign(fmt, hb, 4) if hb else 0,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
     )  # fmt: skip
+
+
+def _plane_align(fmt, field: str, nbytes: int) -> int:
+    """load_align's counterpart for an entry of a plane (formats.layout): loads from its first byte."""
+    return plane_load_align(fmt, field, 0, nbytes)
 
 
 def _stage_context(act, sblocks: int) -> dict:
@@ -306,7 +322,7 @@ def _plane_chunk(fmt, ept: int, plane: int) -> dict:
                 mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
 
 
-def _sub_block_context(fmt, act, ept: int) -> dict:
+def _sub_block_context(fmt, act, ept: int, x_planes: bool) -> dict:
     """The template values of a super-block row: a lane's chunk is ept elements (spc sub-blocks, part
     cpb of a q8_1 block, per_block chunks per super-block); each plane's chunk; which activation
     sums the terms need: the q8_1 block's s for mins over a whole q8_1 block, the chunk's own code
@@ -326,7 +342,7 @@ def _sub_block_context(fmt, act, ept: int) -> dict:
                 planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
                 use_sx=fmt.has_min and fmt.sub_block == act.block,
                 use_isum=bool(fmt.zero) or (fmt.has_min and fmt.sub_block < act.block),
-                act_align=load_align(act, "qs", ept))  # fmt: skip
+                act_align=(_plane_align if x_planes else load_align)(act, "qs", ept))  # fmt: skip
 
 
 def k_multiple(fmt) -> int:

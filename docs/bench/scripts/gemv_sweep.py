@@ -3,7 +3,7 @@ cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]
 cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot", "gemv_int8mma" or
 "dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
 "layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
-planes, neither timed); argv[2]: output JSON."""
+planes, neither timed; or "x_planes": true, x alone in planes); argv[2]: output JSON."""
 import os, sys, json
 ONCE = bool(os.environ.get("PROBE_ONCE"))
 import numpy as np, torch, qkgen
@@ -67,7 +67,8 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
         from qkgen.runtime.api import quantize_q8_1_device
         layout = ov.get("layout", "blocks")
         # gemv_int8frag reads x in its own fragments layout (ops.int8dot: quantize_q8_1's "fragments")
-        xq = quantize_q8_1_device(x, layout="fragments" if op == "gemv_int8frag" else layout)
+        xlayout = "planes" if ov.get("x_planes") else layout  # x_planes: x in planes, W in blocks
+        xq = quantize_q8_1_device(x, layout="fragments" if op == "gemv_int8frag" else xlayout)
         if layout == "planes":  # each rotated copy repacked once, as the runtime does per weight
             arrs = [{"planes": planes_of(qt, a)} for a in arrs]
         if op == "gemv_int8frag":  # each rotated copy in the fragments layout (made on the host, not timed)

@@ -50,11 +50,12 @@ def _device(devices, where: str):
     return devices[where]
 
 
-def _k_with_tail(ks, fmt) -> int:
-    """A K of whole chunks and blocks whose last step holds fewer chunks than a team takes."""
+def _k_with_tail(ks, fmt, group: int = 0) -> int:
+    """A K of whole chunks and blocks (and scale groups, group > 0) whose last step holds fewer
+    chunks than a team takes."""
     ept = ks.param("ept")
     step = ks.param("lanes") * ks.param("slices") * ept
-    unit = math.lcm(ept, fmt.block if fmt.inline else 1)
+    unit = math.lcm(ept, fmt.block if fmt.inline else 1, group or 1)
     k = step + unit
     while k % step == 0 or k < step:
         k += unit
@@ -79,7 +80,7 @@ def _case(devices, where, name, kw, dtype, mmax, m, rng, stage=True, **params):
     rk = dict(dtype=dtype, blocksize=kw.get("blocksize"), nested=kw.get("nested", False),
               scale_mode=kw.get("scale_mode"), mmax=mmax, **({"stage_x": True} if stage else {}), **params)  # fmt: skip
     ks = render("gemv", fmt, t, **rk)
-    k = _k_with_tail(ks, fmt)
+    k = _k_with_tail(ks, fmt, kw["blocksize"] if kw.get("scale_mode") == "group" else 0)
     qt = reference.quantize(rng.standard_normal((N_ROWS, k)).astype(np.float32), fmt, **kw)
     x = check.gemv_x(rng, m, k, dtype)
     return dev, ks, qt, x

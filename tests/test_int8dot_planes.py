@@ -209,7 +209,8 @@ def test_planes_kernels_compile_for_sm90():
 
 def _x_planes_cases(backend: str):
     dtypes = ("f32", "f16") if backend == "opencl" else ("f16",)
-    return [pytest.param(backend, f, d, m, id=f"{backend}-{f}-{d}-m{m}") for f in INT8DOT for d in dtypes for m in (1, 3)]
+    return [pytest.param(backend, f, d, m, id=f"{backend}-{f}-{d}-m{m}")
+            for f in INT8DOT for d in dtypes for m in (1, 3)]  # fmt: skip
 
 
 @needs_device
@@ -251,3 +252,15 @@ def test_x_planes_sources_read_well(profile):
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found")
 def test_x_planes_kernels_compile_for_sm90():
     assert_build_without_warnings([render(op, fmt, "cuda-sm90", **kw) for op, fmt, kw in X_PLANES_KERNELS])
+
+
+def test_x_planes_defaults():
+    """runtime.paths takes x_planes on CUDA at M > 1 for the rows it lists (q3_k, q6_k), nowhere else."""
+    from qkgen.kernels.target import get_target
+
+    cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
+    for f in ("q3_k", "q6_k"):
+        assert qkgen.runtime.paths.default_x_planes(cuda, F.get(f), 8)
+        assert not qkgen.runtime.paths.default_x_planes(cuda, F.get(f), 1)
+        assert not qkgen.runtime.paths.default_x_planes(cpu, F.get(f), 8)
+    assert not qkgen.runtime.paths.default_x_planes(cuda, F.get("q4_k"), 8)

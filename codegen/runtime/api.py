@@ -24,7 +24,7 @@ from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
-                    int8frag_knobs)
+                    float_knobs, int8frag_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -203,8 +203,11 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         raise QKGenValueError(f"layout: {layout!r}; the {path} path reads the blocks; allowed: blocks (the int8dot "
                               "path also reads planes, the int8mma path fragments)")  # fmt: skip
     if path == "float":
+        knobs = float_knobs(dev.target, qt.format, m, dtype)  # shapes measured faster on this kind of device
+        if not fast_decode:
+            knobs["fast_decode"] = False
         plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                         scale_mode=qt.scale_mode, mmax=mmax, **({} if fast_decode else {"fast_decode": False}))
+                         scale_mode=qt.scale_mode, mmax=mmax, **knobs)
         _check_k(k, plan.ks.param("ept"), qt.describe())
         return [plan], sizes
     if path == "mma":

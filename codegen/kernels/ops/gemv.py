@@ -62,6 +62,11 @@ def _context(req: Request) -> dict:
     # shuffles; where there are no sub-groups, always
     local_sums = req.pop_bool("local_sums", stage_x and mmax > 1) or not t.subgroups
     stage = stage_x and _stage_x(ept, x_size, lanes * slices, mmax)
+    # prefetch: the next chunk's codes and scales loaded before this one's are decoded (two chunks'
+    # loads in flight a lane); off by default until timed
+    prefetch = req.pop_bool("prefetch", False)
+    if prefetch and stage:
+        raise QKGenValueError("prefetch: True is written for x read from global memory; allowed: False with stage_x")
     scratch = wg * (sums + 1) if local_sums else 0
     if stage and local_sums:  # the staged x and, after the last step, the sums share one array
         local_arrays.append(Arg("scratch", "local", "f32", count=max(scratch, stage["count"]), align=16))
@@ -80,7 +85,7 @@ def _context(req: Request) -> dict:
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
                 at=at, high=high, slotted=slotted, tables=tables,
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
-                whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg, stage_x=bool(stage),
+                whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg, stage_x=bool(stage), prefetch=prefetch,
                 xs="scratch" if local_sums else "xs", **(stage or {}))  # fmt: skip
 
 

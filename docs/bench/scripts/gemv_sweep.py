@@ -3,7 +3,8 @@ cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]
 cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot", "gemv_int8mma" or
 "dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
 "layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
-planes, neither timed; or "x_planes": true, x alone in planes); argv[2]: output JSON."""
+planes, neither timed; or "x_planes": true, x alone in planes; the float and mma ops may take
+"patch": [[old, new], ...], strings replaced in the rendered source, for what-if experiments); argv[2]: output JSON."""
 import os, sys, json
 ONCE = bool(os.environ.get("PROBE_ONCE"))
 import numpy as np, torch, qkgen
@@ -77,8 +78,17 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
             arrs = [{"fragments": fr.cuda()} for _ in arrs]
     else:
         mmax = {} if op == "gemv_mma" else {"mmax": 1 if m == 1 else 8}  # gemv_mma takes any M <= 8
+        patch = ov.pop("patch", None)  # an experiment: [[old, new], ...] replaced in the rendered source
         plan = Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                          scale_mode=qt.scale_mode, **mmax, **ov)
+        if patch:
+            import dataclasses
+            src = plan.ks.source
+            for old, new in patch:
+                assert old in src, old
+                src = src.replace(old, new)
+            plan = Plan(dev, dataclasses.replace(plan.ks, source=src))
+            ov["patch"] = len(patch)
     from qkgen.runtime.api import weight_values
     _, sizes = weight_values(qt)
     sizes.update(N=n, K=k, M=m)

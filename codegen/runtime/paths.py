@@ -58,7 +58,10 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
 # backend -> the layout the int8dot path reads its weight and q8_1 activations in (formats.layout;
 # "planes": the weight repacked once per device, a second copy). Measured on the H100 (sweeps 7p and 8,
 # docs/bench/2026-11-24-h100-planes-stage-x.md, -int8dot-stage.md): faster only at M = 8 for q4_0/q4_1
-# and at M = 1 for q8_0, slower elsewhere at M = 1: "blocks" everywhere.
+# and at M = 1 for q8_0, slower elsewhere at M = 1: "blocks" everywhere. The super-block rows (run 79,
+# sweep 37, kernel alone, 4096 x 14336, f16 x, cold): q6_k 23.7 -> 21.6 us at M = 1, mxfp4 17.2 -> 15.9,
+# nvfp4 18.6 -> 17.3; slower for q2_k..q5_k (q4_k 14.5 -> 17.0, q5_k 18.5 -> 26.3): not worth a second
+# copy of the weight either.
 INT8DOT_LAYOUT: MappingProxyType[str, str] = MappingProxyType({})
 
 

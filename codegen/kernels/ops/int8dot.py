@@ -212,9 +212,6 @@ def _gemv_context(req: Request) -> dict:
     # layout "planes": W and xq in their rows' planes (formats.layout), W's made once by repack_planes
     layout = req.pop_choice("layout", "blocks", LAYOUTS)
     planar = layout == "planes"
-    if planar and fmt.sub_scales:
-        raise QKGenValueError(f"layout: 'planes' is not written for super-block rows ({fmt.name}) yet; "
-                              "allowed: blocks")  # fmt: skip
     # x_planes: xq's q8_1 blocks in planes while W stays in blocks: a lane's block is then two 16-byte
     # loads and a word or two where the blocks layout took ten word loads, each its own L1 sector
     # (run 74, H100, q4_k at M = 1: 12.2 M sectors for 33 MB of W, three quarters of them x's)
@@ -243,6 +240,10 @@ def _gemv_context(req: Request) -> dict:
         sub_sx = fmt.sub_scales and fmt.has_min and fmt.sub_block == act.block
         xfields = ("qs", "d", "s") if sub_sx or (not fmt.sub_scales and (fmt.scale == "d_m" or fmt.zero)) else ("qs", "d")
         teams["xplanes"] = [p for p in field_planes(act) if p.field in xfields]
+    if planar:
+        # each field of the current block: entry blk of its plane w_<field> (the template's wat)
+        at = {f.name: "w_%s + blk%s" % (f.name, " * %du" % f.nbytes if f.nbytes > 1 else "") for f in fmt.fields}
+        teams.update(wplanes=field_planes(fmt), wfield_at=at)
     if stage_x:
         stage = _stage_context(act, lanes * slices // (act.block // ept if sub else 1))
         args.append(Arg("xstage", "local", "u32", count=mmax * stage["sblocks"] * stage["stride"]))
@@ -253,10 +254,8 @@ def _gemv_context(req: Request) -> dict:
         # block of them, its codes one longer run a plane
         if ept not in (fmt.sub_block, act.block):
             raise QKGenValueError(f"ept: {ept}; allowed: {fmt.sub_block} (a sub-block) or {act.block} (a q8_1 block)")
-        return {**teams, **_sub_block_context(fmt, act, ept, x_planes)}
+        return {**teams, **_sub_block_context(fmt, act, ept, x_planes, planar)}
     hb = fmt.high_bit_field
-    if planar:
-        teams.update(wplanes=field_planes(fmt))
     if x_planes and stage_x:  # the staged words that hold f16 fields, put together from their planes
         halves: dict[int, list] = {}
         for p in teams["xplanes"]:
@@ -299,30 +298,31 @@ def _check_local_bytes(args: list, mmax: int, slices: int, wg: int) -> None:
                               f"a smaller mmax)")  # fmt: skip
 
 
-def _plane_chunk(fmt, ept: int, plane: int) -> dict:
+def _plane_chunk(fmt, ept: int, plane: int, planar: bool) -> dict:
     """Where the codes of a chunk of `ept` elements starting at super-block element eb sit in a code
     plane: its first byte and slot (C, from locate()), the load alignment of its run of ept bytes,
     the slot's bit shift (C; empty at slot 0) and the byte mask. A plane of runs shorter than the
     chunk (table_pairs: the chunk is one whole unit): its run of bytes, loaded once."""
     p = fmt.planes[plane]
+    align = (lambda f, n: plane_load_align(fmt, f, 0, n)) if planar else (lambda f, n: load_align(fmt, f, n))
     if p.run < ept:
         # the chunk's units' runs, one after another: eb is a multiple of the unit (0, and no eb in
         # the template, where the chunk is the whole super-block)
         byte = "0u" if ept == fmt.block else f"(eb / {p.unit}u) * {p.run}u"
         load = ept // p.unit * p.run
         return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot="0u", shift="",
-                    byte="" if byte == "0u" else byte, load=load, align=load_align(fmt, p.field, load))
+                    byte="" if byte == "0u" else byte, load=load, align=align(p.field, load))
     e = Sym.var("eb", fmt.block)
     slot = bare(((e % p.unit) // p.run).c())
     byte = bare(locate(fmt, e, plane)[0].c())
     name = "slot" if plane == 0 else "hslot"
     shift = "" if slot == "0u" else f" >> {name}" if p.bits == 1 else f" >> ({name} * {p.bits}u)"
     return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot=slot,
-                byte="" if byte == "0u" else byte, shift=shift, align=load_align(fmt, p.field, ept), load=ept,
+                byte="" if byte == "0u" else byte, shift=shift, align=align(p.field, ept), load=ept,
                 mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
 
 
-def _sub_block_context(fmt, act, ept: int, x_planes: bool) -> dict:
+def _sub_block_context(fmt, act, ept: int, x_planes: bool, planar: bool) -> dict:
     """The template values of a super-block row: a lane's chunk is ept elements (spc sub-blocks, part
     cpb of a q8_1 block, per_block chunks per super-block); each plane's chunk; which activation
     sums the terms need: the q8_1 block's s for mins over a whole q8_1 block, the chunk's own code
@@ -339,7 +339,7 @@ def _sub_block_context(fmt, act, ept: int, x_planes: bool) -> dict:
         lut_words = [(u * per + i, 2 * u * per + i, 2 * u * per + i + per) for u in range(spc) for i in range(per)]
     return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept, lut=lut,
                 lut_words=lut_words, spc=spc, sub=fmt.sub_block, sub_words=fmt.sub_block // 4,
-                planes=[_plane_chunk(fmt, ept, i) for i in range(len(fmt.planes))],
+                planes=[_plane_chunk(fmt, ept, i, planar) for i in range(len(fmt.planes))],
                 use_sx=fmt.has_min and fmt.sub_block == act.block,
                 use_isum=bool(fmt.zero) or (fmt.has_min and fmt.sub_block < act.block),
                 act_align=(_plane_align if x_planes else load_align)(act, "qs", ept))  # fmt: skip

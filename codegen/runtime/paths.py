@@ -131,10 +131,14 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
 # calls, cold (run 30, docs/bench/2026-11-26-h200-int8dot-rows.md): float -> mma nf4 36.2 -> 24.3 us
 # at M = 1, 55.1 -> 49.7 at M = 8; int4 row 25.6 -> 22.2 and 55.9 -> 40.7. GGUF rows: int8dot stays
-# ahead (q4_0 at M = 8: 34.2 against 50.2; f32 x is twice the bytes every warp reads); the other rows
-# were not timed with f32 x.
+# ahead (q4_0 at M = 8: 34.2 against 50.2; f32 x is twice the bytes every warp reads). H100, run 81
+# (sweep 38, kernel alone, cold, 8192^2 / 4096 x 14336 / 14336 x 4096, M = 1, against the float path
+# with prefetch): fp4 nested 28.8 / 24.6 / 26.4 against 39.6 / 31.9 / 33.1 us (27.3 against 31.1 at M =
+# 2), so fp4 joined; nf4 29.1 / 25.5 / 26.5 against 39.8 / 32.3 / 33.1; int4 row 25.6 / 22.7 / 23.6
+# against 26.4 / 21.1 / 21.4, groups of 128 25.9 / 22.7 / 24.2 against 28.2 / 23.3 / 24.7 (mixed:
+# int4 stays). The other rows were not timed with f32 x.
 FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 1, "int4": 1}),
+    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 1}),
     # NVIDIA's OpenCL (run 71, f32 x): nf4 nested 35.5 against 40.7 us at M = 2, 57.5 against 70.4 at 8
     "opencl-nvidia": MappingProxyType({"nf4": 2}),
 })  # fmt: skip
@@ -206,7 +210,8 @@ def int8frag_knobs(target: Target, fmt: Format) -> dict:
 
 
 # (device kind, x dtype) -> row -> the float GEMV's knobs at M = 1 where they were measured faster
-# than its defaults. CUDA, f32 x: prefetch (the next chunk's codes and scales loaded before this one's
+# than its defaults: what the float path takes when it runs (path="float"; on CUDA these rows take
+# the mma path by default with f32 x, FASTER_MMA_F32). CUDA, f32 x: prefetch (the next chunk's codes and scales loaded before this one's
 # are decoded). H100, runs 76 and 78 (sweeps 34 and 36, kernel alone, cold, 8192^2 / 4096 x 14336 /
 # 14336 x 4096): nf4 nested 45.5 / 35.3 / 38.1 -> 40.3 / 32.4 / 33.3 us, fp4 nested 44.4 / 35.0 / 38.3
 # -> 39.9 / 32.2 / 33.5, int4 row 30.2 / 25.7 / 23.6 -> 26.3 / 21.2 / 22.0, int4 groups of 128 37.5 /

@@ -235,10 +235,8 @@ def _gemv_context(req: Request) -> dict:
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
                  wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
-    if x_planes:
-        # the activation planes the terms read: s only where a min or a zero point folds into it
-        sub_sx = fmt.sub_scales and fmt.has_min and fmt.sub_block == act.block
-        xfields = ("qs", "d", "s") if sub_sx or (not fmt.sub_scales and (fmt.scale == "d_m" or fmt.zero)) else ("qs", "d")
+    if x_planes:  # the activation planes the terms read
+        xfields = ("qs", "d", "s") if reads_x_sum(fmt, act) else ("qs", "d")
         teams["xplanes"] = [p for p in field_planes(act) if p.field in xfields]
     if planar:
         # each field of the current block: entry blk of its plane w_<field> (the template's wat)
@@ -269,6 +267,14 @@ def _gemv_context(req: Request) -> dict:
         act_align=xalign(act, "qs", act.code_bytes(act.block)), qh_align=walign(fmt, hb, 4) if hb else 0,
         byte_mask=int.from_bytes(bytes([fmt.mask]) * 4, "little"),
     )  # fmt: skip
+
+
+def reads_x_sum(fmt, act) -> bool:
+    """Whether the kernel's terms read the q8_1 block's sum field s: a block row's min or zero point
+    folded into it, a super-block row's mins over whole q8_1 blocks."""
+    if fmt.sub_scales:
+        return fmt.has_min and fmt.sub_block == act.block
+    return fmt.scale == "d_m" or bool(fmt.zero)
 
 
 def _plane_align(fmt, field: str, nbytes: int) -> int:
@@ -304,21 +310,21 @@ def _plane_chunk(fmt, ept: int, plane: int, planar: bool) -> dict:
     the slot's bit shift (C; empty at slot 0) and the byte mask. A plane of runs shorter than the
     chunk (table_pairs: the chunk is one whole unit): its run of bytes, loaded once."""
     p = fmt.planes[plane]
-    align = (lambda f, n: plane_load_align(fmt, f, 0, n)) if planar else (lambda f, n: load_align(fmt, f, n))
+    aligned = _plane_align if planar else load_align
     if p.run < ept:
         # the chunk's units' runs, one after another: eb is a multiple of the unit (0, and no eb in
         # the template, where the chunk is the whole super-block)
         byte = "0u" if ept == fmt.block else f"(eb / {p.unit}u) * {p.run}u"
         load = ept // p.unit * p.run
         return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot="0u", shift="",
-                    byte="" if byte == "0u" else byte, load=load, align=align(p.field, load))
+                    byte="" if byte == "0u" else byte, load=load, align=aligned(fmt, p.field, load))
     e = Sym.var("eb", fmt.block)
     slot = bare(((e % p.unit) // p.run).c())
     byte = bare(locate(fmt, e, plane)[0].c())
     name = "slot" if plane == 0 else "hslot"
     shift = "" if slot == "0u" else f" >> {name}" if p.bits == 1 else f" >> ({name} * {p.bits}u)"
     return dict(field=p.field, bits=p.bits, to=p.shift, unit=p.unit, run=p.run, slot=slot,
-                byte="" if byte == "0u" else byte, shift=shift, align=align(p.field, ept), load=ept,
+                byte="" if byte == "0u" else byte, shift=shift, align=aligned(fmt, p.field, ept), load=ept,
                 mask=int.from_bytes(bytes([p.mask]) * 4, "little"))  # fmt: skip
 
 
@@ -340,7 +346,7 @@ def _sub_block_context(fmt, act, ept: int, x_planes: bool, planar: bool) -> dict
     return dict(ept=ept, words=ept // 4, cpb=act.block // ept, per_block=fmt.block // ept, lut=lut,
                 lut_words=lut_words, spc=spc, sub=fmt.sub_block, sub_words=fmt.sub_block // 4,
                 planes=[_plane_chunk(fmt, ept, i, planar) for i in range(len(fmt.planes))],
-                use_sx=fmt.has_min and fmt.sub_block == act.block,
+                use_sx=reads_x_sum(fmt, act),
                 use_isum=bool(fmt.zero) or (fmt.has_min and fmt.sub_block < act.block),
                 act_align=(_plane_align if x_planes else load_align)(act, "qs", ept))  # fmt: skip
 

@@ -40,6 +40,8 @@ for name, kw in cases:
             x = rng.standard_normal((m, k)).astype(np.float32)
             x = x if dtype == "f32" else qkgen.formats.reference.round_to(x, dtype)
             qkgen.gemv(qt, x, backend="cuda"); ops.add("gemv")
+            if dtype == "f32" and m == 1 and name in ("nf4", "fp4", "int4"):  # the float path's prefetch
+                qkgen.gemv(qt, x, path="float", backend="cuda")
             if name in OPS["gemv_int8dot"].formats():
                 qkgen.gemv(qt, x, path="int8dot", backend="cuda"); ops |= {"gemv_int8dot", "quantize_q8_1"}
     if name in OPS["gemv_int8mma"].formats():  # M = 3 and 8; odd block counts end a row 2 bytes past a word
@@ -54,12 +56,13 @@ for name, kw in cases:
         for m in (3, 8):
             x = rng.standard_normal((m, k)).astype(np.float16)
             qkgen.gemv(qt, x, path="mma", backend="cuda"); ops.add("gemv_mma")
-# the int8dot path's planes layout (a knob: runtime.paths.INT8DOT_LAYOUT is empty), patched in here
+# the int8dot path's planes layout (a knob: runtime.paths.INT8DOT_LAYOUT is empty), patched in here,
+# block and super-block rows
 api.default_layout = lambda target: "planes"
-for name in ("q4_0", "q5_1", "q8_0"):
-    qt = qkgen.quantize(rng.standard_normal((9, 320)).astype(np.float32), name)
+for name, k in (("q4_0", 320), ("q5_1", 320), ("q8_0", 320), ("q6_k", 512), ("mxfp4", 512)):
+    qt = qkgen.quantize(rng.standard_normal((9, k)).astype(np.float32), name)
     for m in (1, 3):
-        qkgen.gemv(qt, rng.standard_normal((m, 320)).astype(np.float32), path="int8dot", backend="cuda")
+        qkgen.gemv(qt, rng.standard_normal((m, k)).astype(np.float32), path="int8dot", backend="cuda")
     assert qt.__dict__.get(api._PLANES), f"{name}: the planes layout was not used"
 ops.add("repack_planes")
 missing = set(OPS) - ops

@@ -93,6 +93,18 @@ def _write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
+class _ParamAction(argparse.Action):
+    """--param KNOB=VALUE into a dict: true/false are on/off, digits an int, anything else a word."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        key, eq, raw = value.partition("=")
+        if not (eq and key.isidentifier()):
+            parser.error(f"--param: {value!r}; allowed: KNOB=VALUE, e.g. prefetch=true")
+        words = {"true": True, "false": False}
+        v = words.get(raw.lower(), int(raw) if raw.isdigit() else raw)
+        setattr(namespace, self.dest, {**(getattr(namespace, self.dest) or {}), key: v})
+
+
 def _dump_targets(args) -> list:
     """The targets `dump` renders for: --target names, a device's own (--backend/--device), or defaults."""
     from ..kernels.target import get_target
@@ -133,6 +145,7 @@ def cmd_dump(args) -> int:
     params = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
     if args.no_fast_decode:
         params["fast_decode"] = False
+    params.update(args.param or {})
     for t in targets:
         spec_dtypes = OPS[args.op].dtypes
         dtype = args.dtype or (spec_dtypes[0] if "f32" not in spec_dtypes else "f32")  # repack_planes: u8
@@ -205,6 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--slices", type=int, help="gemv: lane groups sharing a row group")
     d.add_argument("--cpi", type=int, help="dequantize: chunks each work-item decodes")
     d.add_argument("--no-fast-decode", action="store_true", help="gemv: plain int -> float conversion")
+    d.add_argument("--param", action=_ParamAction, metavar="KNOB=VALUE",
+                   help="any other knob of the op (repeatable), as the runtime's tables set them: e.g. "
+                        "prefetch=true, x_planes=true, lane_group=true, unroll=2; an unknown one is refused "
+                        "with the op's list")  # fmt: skip
     d.add_argument("--all", action="store_true", help="every op x format x variant x dtype for the targets")
     d.add_argument("-o", "--output", help="write into this folder (only files whose content changed)")
     d.set_defaults(func=cmd_dump)

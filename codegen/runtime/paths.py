@@ -212,11 +212,11 @@ def int8frag_knobs(target: Target, fmt: Format) -> dict:
 # (device kind, x dtype) -> row -> the float GEMV's knobs at M = 1 where they were measured faster
 # than its defaults: what the float path takes when it runs (path="float"; on CUDA these rows take
 # the mma path by default with f32 x, FASTER_MMA_F32). CUDA, f32 x: prefetch (the next chunk's codes
-# and scales loaded before this one's are decoded). H100, runs 76 and 78 (sweeps 34 and 36, kernel alone, cold, 8192^2 / 4096 x 14336 /
-# 14336 x 4096): nf4 nested 45.5 / 35.3 / 38.1 -> 40.3 / 32.4 / 33.3 us, fp4 nested 44.4 / 35.0 / 38.3
-# -> 39.9 / 32.2 / 33.5, int4 row 30.2 / 25.7 / 23.6 -> 26.3 / 21.2 / 22.0, int4 groups of 128 37.5 /
-# 31.9 / 26.7 -> 28.4 / 23.5 / 25.1. Slower with f16 or bf16 x (nf4 23.2 -> 23.9), and for q8_0,
-# q6_k and mxfp4 with f32 x (q8_0 30.2 -> 32.3).
+# and scales loaded before this one's are decoded). H100, runs 76 and 78 (sweeps 34 and 36, kernel
+# alone, cold, 8192^2 / 4096 x 14336 / 14336 x 4096): nf4 nested 45.5 / 35.3 / 38.1 -> 40.3 / 32.4 /
+# 33.3 us, fp4 nested 44.4 / 35.0 / 38.3 -> 39.9 / 32.2 / 33.5, int4 row 30.2 / 25.7 / 23.6 -> 26.3 /
+# 21.2 / 22.0, int4 groups of 128 37.5 / 31.9 / 26.7 -> 28.4 / 23.5 / 25.1. Slower with f16 or bf16
+# x (nf4 23.2 -> 23.9), and for q8_0, q6_k and mxfp4 with f32 x (q8_0 30.2 -> 32.3).
 FLOAT_M1_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
     ("cuda", "f32"): MappingProxyType({f: MappingProxyType({"prefetch": True}) for f in ("nf4", "fp4", "int4")}),
 })  # fmt: skip

@@ -82,7 +82,15 @@ def _context(req: Request) -> dict:
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if req.scale_mode == "group":
         args.append(Arg("groups_per_row", "scalar", "u32"))
-    return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
+    # the per-row arrays a chunk's loads fill (the template's chunk_arrays; prefetch keeps two sets)
+    chunk_vars = [("uint", "wq", chunk_bytes // 4), ("float", "sr", 0)]
+    if fmt.scale == "d_m":
+        chunk_vars.append(("float", "mr", 0))
+    if high:
+        chunk_vars.append(("uint", "whq", high["chunk_bytes"] // 4))
+    elif fmt.high_bit_field:
+        chunk_vars.append(("uint", "qhr", 0))
+    return dict(ept=ept, chunk_bytes=chunk_bytes, chunk_vars=chunk_vars, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
                 at=at, high=high, slotted=slotted, tables=tables,
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
                 whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg, stage_x=bool(stage), prefetch=prefetch,

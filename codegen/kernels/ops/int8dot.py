@@ -235,13 +235,11 @@ def _gemv_context(req: Request) -> dict:
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
                  wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
-    if x_planes:  # the activation planes the terms read
+    if x_planes:  # the activation planes the terms read, and each field of the current q8_1 block (xat)
         xfields = ("qs", "d", "s") if reads_x_sum(fmt, act) else ("qs", "d")
-        teams["xplanes"] = [p for p in field_planes(act) if p.field in xfields]
-    if planar:
-        # each field of the current block: entry blk of its plane w_<field> (the template's wat)
-        at = {f.name: "w_%s + blk%s" % (f.name, " * %du" % f.nbytes if f.nbytes > 1 else "") for f in fmt.fields}
-        teams.update(wplanes=field_planes(fmt), wfield_at=at)
+        teams.update(xplanes=[p for p in field_planes(act) if p.field in xfields], xfield_at=_entries(act, "x", "xb"))
+    if planar:  # W's planes, and each field of the current block (wat)
+        teams.update(wplanes=field_planes(fmt), wfield_at=_entries(fmt, "w", "blk"))
     if stage_x:
         stage = _stage_context(act, lanes * slices // (act.block // ept if sub else 1))
         args.append(Arg("xstage", "local", "u32", count=mmax * stage["sblocks"] * stage["stride"]))
@@ -275,6 +273,12 @@ def reads_x_sum(fmt, act) -> bool:
     if fmt.sub_scales:
         return fmt.has_min and fmt.sub_block == act.block
     return fmt.scale == "d_m" or bool(fmt.zero)
+
+
+def _entries(fmt, prefix: str, index: str) -> dict[str, str]:
+    """Each field of row fmt's block `index` where its fields are in planes (formats.layout): entry
+    `index` of the plane the kernel points <prefix>_<field> at, as C."""
+    return {f.name: f"{prefix}_{f.name} + {index}" + (f" * {f.nbytes}u" if f.nbytes > 1 else "") for f in fmt.fields}
 
 
 def _plane_align(fmt, field: str, nbytes: int) -> int:

@@ -25,9 +25,10 @@ LEFTOVERS = {
     "`>> 0`": re.compile(r">> 0u?(?![\w.])"),
     "`<< 0`": re.compile(r"<< 0u?(?![\w.])"),
     "`+ 0`": re.compile(r"[+-] 0u?(?![\w.])"),
-    # not after a call's name, an index, a template argument, nor an asm operand's constraint ("r"(a))
-    "a parenthesized name as an operand, `(i) / 2u`": re.compile(r"(?<![\w\]>\"])\((?!(?:u?char|u?short|u?int|float|"
-                                                                  r"half|size_t)\))\w+\)(?! *[\w(*])"),
+    # not after a call's name, an index, a template argument, an asm operand's constraint ("r"(a)), nor `if`
+    "a parenthesized name as an operand, `(i) / 2u`": re.compile(r"(?<![\w\]>\"])(?<!if )\("
+                                                                  r"(?!(?:u?char|u?short|u?int|float|half|size_t)\))"
+                                                                  r"\w+\)(?! *[\w(*])"),
     "double parentheses around a name": re.compile(r"\(\((\w+)\)\)"),
 }
 

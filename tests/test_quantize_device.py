@@ -250,6 +250,60 @@ def test_k_quant_searches_after_the_last_full_vector(backend, name, seed, poison
             run(x, fmt, backend, dtype)
 
 
+def _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg):
+    """The quantize kernel alone with `lanes` work-items a block: its block bytes and flags, and x as passed."""
+    from qkgen.backends import open_device
+    from qkgen.runtime.plan import Plan
+
+    dev = open_device(backend, 0)
+    plan = Plan.make(dev, "quantize", fmt, dtype=dtype, lanes=lanes, wg=wg)
+    nb = x.size // fmt.block
+    sizes = {"nblocks": nb, "code_bytes": nb * fmt.block_bytes}
+    outs = plan.outputs(sizes)
+    xs = x if dtype == "f32" else reference.round_to(x, dtype)
+    plan.launch({"x": xs, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
+    got = dev.download(outs["data"][1], "u8", sizes["code_bytes"])
+    return got, dev.download(outs["status"][1], "u32", 2), xs
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k"])
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_k_quant_search_lanes(backend, name, dtype, rng, poisoned):
+    """`lanes` work-items a block (sub-blocks searched side by side; the block's scales and codes meet
+    in local memory): every byte as the reference writes it, with two sub-blocks a work-item and one,
+    with block counts that leave the last work-group part empty (its work-items reach the barriers
+    and store nothing), large values, and for f32 the edge blocks (zeros, tiny, huge, one outlier)."""
+    fmt = F.get(name)
+    nsub = fmt.sub_count
+    rows = [random_x(rng, (7, fmt.block), outliers=5)]
+    if dtype == "f32":
+        rows.append(edge_blocks(fmt, rng))
+    x = np.concatenate(rows).astype(np.float32)
+    want = reference.quantize(reference.host_f32(x if dtype == "f32" else reference.round_to(x, dtype), dtype), fmt)
+    for lanes, wg in ((2, 64), (nsub, 16)):  # several sub-blocks a work-item; one each, 1-2 blocks a work-group
+        got, flags, _ = _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg)
+        diff = np.count_nonzero(got != np.asarray(want.data).reshape(-1))
+        assert diff == 0, f"lanes {lanes}, wg {wg}: {diff} bytes differ"
+        assert not flags.any(), (lanes, wg, flags)
+
+
+@pytest.mark.parametrize("backend", WHERE)
+def test_k_quant_search_lanes_flags_a_non_finite_value(backend, poisoned):
+    """A NaN in one sub-block with lanes: the flag is set (the host then names the value), as with one
+    work-item a block."""
+    fmt = F.get("q4_k")
+    x = np.ones((3, fmt.block), np.float32)
+    x[1, 77] = np.nan
+    _, flags, _ = _quantize_with_lanes(backend, fmt, x, "f32", 8, 64)
+    assert flags[0] == 1
+
+
+def test_k_quant_lanes_must_divide_the_sub_blocks():
+    with pytest.raises(qkgen.QKGenValueError, match="lanes: 3; allowed: a divisor of 8"):
+        qkgen.render("quantize", "q4_k", "opencl", lanes=3)
+
+
 @pytest.mark.parametrize("backend", WHERE)
 def test_q6_k_seeded_block(backend, poisoned):
     """One q6_k block from a seeded random run, with a few large values, that the SYCL build once

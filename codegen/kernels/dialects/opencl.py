@@ -97,6 +97,13 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
         # OpenCL C forbids size_t kernel arguments: ulong is its 64-bit unsigned type
         return super().scalar("ulong" if ctype == "size_t" else ctype, name)
 
+    def acc_rn(self, acc: str, term: str) -> str:
+        # fma(term, 1, acc) is acc + term with one rounding, as the plain sum. Intel's CPU runtime
+        # splits loop-carried float sums into partial sums in the scalar code it runs for work-items
+        # it does not vectorize (those of a kernel with barriers, the K-quant searches with lanes),
+        # FP_CONTRACT OFF or not; an fma chain it leaves in order (SYCLDialect.acc_rn: the same).
+        return f"fma({term}, 1.0f, {acc})"
+
     def vget(self, var: str, i: int) -> str:
         return f"{var}.s{i:x}"
 

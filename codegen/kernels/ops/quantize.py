@@ -47,6 +47,9 @@ TINY = 1e-38  # bitsandbytes' 4-bit quantizer clamps absmax to this before divid
 FLOAT_SUB_SCALES = ("e8m0_half", "ue4m3_half")  # sub-block scales that are floats, not integers times d
 
 
+SEARCH_RULES = ("qkx2", "q3", "qx")  # llama.cpp's sub-block scale searches (K-quants): `lanes` work-items a block
+
+
 @functools.lru_cache(maxsize=None)
 def rule(fmt: Format) -> str | None:
     """The quantization rule of a row (module docstring), or None where the device has none."""
@@ -221,19 +224,35 @@ def _blockwise_context(req: Request) -> dict:
 
 
 def _blocks_context(req: Request, how: str) -> dict:
-    """Stage "blocks": a work-item per block, every plane packed by plane_bytes(). The FP4 rows
+    """Stage "blocks": a work-item per block (the K-quant searches: `lanes` work-items a block, each
+    searching nsub / lanes sub-blocks), every plane packed by plane_bytes(). The FP4 rows
     (sub_scale_table) stage the group's x and blocks through local memory, as stage "inline" does
     (x_bytes: a block of x; 0 where a work-item reads and writes its own block in global memory)."""
     fmt = req.fmt
     args = [Arg("x", "in", "x"), Arg("blocks", "out", "u8", bind="data"), STATUS, Arg("nblocks", "scalar", "u64")]
     x_bytes = fmt.block * (4 if req.dtype == "f32" else 2) if how == "sub_scale_table" else 0
-    wg = req.pop_wg(64, 4 if x_bytes else 1)
+    nsub = fmt.sub_count
+    ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), x_bytes=x_bytes,
+               sub=fmt.sub_block or fmt.block, nsub=nsub, k=kquant_search(fmt) or {})  # fmt: skip
+    if how in SEARCH_RULES:
+        # lanes: work-items a block, each taking nsub / lanes sub-blocks through the search; the
+        # block's scales and codes meet in local memory
+        lanes = req.pop_int("lanes", 1, 1, nsub)
+        if nsub % lanes:
+            raise QKGenValueError(f"lanes: {lanes}; allowed: a divisor of {nsub}, the sub-blocks of a {fmt.name} block")
+        wg = req.pop_wg(64, lanes)
+        nstat = 2 * nsub if how == "qkx2" else nsub  # scales (and mins) of each block of the work-group
+        if lanes > 1:
+            args += [Arg("stats", "local", "f32", count=wg // lanes * nstat),
+                     Arg("codes", "local", "u32", count=wg // lanes * fmt.block // 4)]  # fmt: skip
+        ctx["lanes"] = lanes
+    else:
+        wg = req.pop_wg(64, 4 if x_bytes else 1)
     if x_bytes:
         assert x_bytes % 16 == 0 and wg * fmt.block_bytes % 4 == 0, fmt.name  # whole vectors in, whole words out
         args += [Arg("xs", "local", "u32", count=wg * (x_bytes // 4 + 1)),
                  Arg("os", "local", "u32", count=wg * fmt.block_bytes // 4)]  # fmt: skip
-    ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), wg=wg, x_bytes=x_bytes,
-               sub=fmt.sub_block or fmt.block, nsub=fmt.sub_count, k=kquant_search(fmt) or {})  # fmt: skip
+    ctx["wg"] = wg
     k = ctx["k"]
     if how == "qkx2":  # the trial numerators rmin + rdelta * step + nmax, in float32 as the host rounds them
         ctx["trials"] = tuple(float(_F32(_F32(k["rmin"]) + _F32(k["rdelta"]) * _F32(s)) + _F32(k["nmax"]))
@@ -386,7 +405,9 @@ def _blockwise_grid(ks, sizes: dict):
 
 
 def _quantize_grid(ks, sizes: dict):
-    return grid_1d(sizes["nblocks"] if "nblocks" in sizes else -(-sizes["code_bytes"] // 4), ks.wg)
+    if "nblocks" in sizes:  # a work-item a block, or `lanes` of them (the K-quant searches)
+        return grid_1d(sizes["nblocks"] * (ks.param("lanes") or 1), ks.wg)
+    return grid_1d(-(-sizes["code_bytes"] // 4), ks.wg)
 
 
 @dataclass(frozen=True)

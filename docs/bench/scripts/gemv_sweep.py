@@ -17,6 +17,7 @@ rng = np.random.default_rng(0)
 TD = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
 from copyceiling import ceiling  # noqa: E402 (the script folder is on sys.path)
+from probe_loads import vector_loads  # noqa: E402
 
 def graph_us(fn, reps):
     s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
@@ -64,7 +65,11 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
         return run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov)
     if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag"):
         mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # the mma kernels take any M <= 8
-        plan = Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov)
+        loads = ov.pop("loads", None)  # an experiment: misaligned runs through aligned vectors (vector_loads)
+        with vector_loads(loads):
+            plan = Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov)
+        if loads:
+            ov["loads"] = loads
         from qkgen.runtime.api import quantize_q8_1_device
         layout = ov.get("layout", "blocks")
         # gemv_int8frag reads x in its own fragments layout (ops.int8dot: quantize_q8_1's "fragments")

@@ -8,15 +8,21 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed) */
+/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed); the
+   half is stored to bytes, which may be read whatever type wrote them */
 inline ushort qk_f32_to_f16(float f) {
-    ushort h;
-    vstore_half_rte(f, 0, (__private half*)&h);
-    return h;
+    __attribute__((aligned(2))) uchar b[2];
+    vstore_half_rte(f, 0, (__private half*)b);
+    return (ushort)(b[0] | (b[1] << 8));
 }
 
-/* f16 bits -> f32, exact */
-inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }
+/* f16 bits -> f32, exact; the bits are stored as bytes, which a half load may read */
+inline float qk_f16_to_f32(ushort h) {
+    __attribute__((aligned(2))) uchar b[2];
+    b[0] = (uchar)h;
+    b[1] = (uchar)(h >> 8);
+    return vload_half(0, (__private const half*)b);
+}
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 8, accumulated in f32.
    Each row n of W is reduced by 32 lanes (a local-memory tree).

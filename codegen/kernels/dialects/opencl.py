@@ -60,14 +60,23 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
 
     def helpers(self) -> dict[str, str]:
         # f16 <-> f32 through vstore_half_rte / vload_half on private memory: core OpenCL C 1.2,
-        # no cl_khr_fp16 needed (NVIDIA and pocl have none).
+        # no cl_khr_fp16 needed (NVIDIA and pocl have none). The half goes through a byte pair, not
+        # a ushort seen as a half: that aliasing let pocl's LLVM drop the store and return 0 (the
+        # mma path's outputs on pocl, an AMD host); a char object's store aliases every load.
         return {
             **super().helpers(),
-            "qk_f32_to_f16": "/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed) */\n"
+            "qk_f32_to_f16": "/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed); the\n"
+                             "   half is stored to bytes, which may be read whatever type wrote them */\n"
                              "inline ushort qk_f32_to_f16(float f) {\n"
-                             "    ushort h;\n    vstore_half_rte(f, 0, (__private half*)&h);\n    return h;\n}",
-            "qk_f16_to_f32": "/* f16 bits -> f32, exact */\n"
-                             "inline float qk_f16_to_f32(ushort h) { return vload_half(0, (__private const half*)&h); }",
+                             "    __attribute__((aligned(2))) uchar b[2];\n"
+                             "    vstore_half_rte(f, 0, (__private half*)b);\n"
+                             "    return (ushort)(b[0] | (b[1] << 8));\n}",
+            "qk_f16_to_f32": "/* f16 bits -> f32, exact; the bits are stored as bytes, which a half load may read */\n"
+                             "inline float qk_f16_to_f32(ushort h) {\n"
+                             "    __attribute__((aligned(2))) uchar b[2];\n"
+                             "    b[0] = (uchar)h;\n"
+                             "    b[1] = (uchar)(h >> 8);\n"
+                             "    return vload_half(0, (__private const half*)b);\n}",
             "qk_half": "/* the half with these bits (needs cl_khr_fp16) */\n"
                        "inline half qk_half(uint bits) { return as_half((ushort)bits); }",
             **({"qk_dp4a": _DP4A_PTX} if self.target.inline_ptx else {}),

@@ -251,7 +251,7 @@ def test_k_quant_searches_after_the_last_full_vector(backend, name, seed, poison
 
 
 def _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg):
-    """The quantize kernel alone with `lanes` work-items a block: its block bytes and flags, and x as passed."""
+    """The quantize kernel alone with `lanes` work-items a block: its block bytes and flags."""
     from qkgen.backends import open_device
     from qkgen.runtime.plan import Plan
 
@@ -260,10 +260,9 @@ def _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg):
     nb = x.size // fmt.block
     sizes = {"nblocks": nb, "code_bytes": nb * fmt.block_bytes}
     outs = plan.outputs(sizes)
-    xs = x if dtype == "f32" else reference.round_to(x, dtype)
-    plan.launch({"x": xs, **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
+    plan.launch({"x": host(x, dtype), **{k: buf for k, (buf, _, _) in outs.items()}}, sizes)
     got = dev.download(outs["data"][1], "u8", sizes["code_bytes"])
-    return got, dev.download(outs["status"][1], "u32", 2), xs
+    return got, dev.download(outs["status"][1], "u32", 2)
 
 
 @pytest.mark.parametrize("backend", WHERE)
@@ -280,9 +279,9 @@ def test_k_quant_search_lanes(backend, name, dtype, rng, poisoned):
     if dtype == "f32":
         rows.append(edge_blocks(fmt, rng))
     x = np.concatenate(rows).astype(np.float32)
-    want = reference.quantize(reference.host_f32(x if dtype == "f32" else reference.round_to(x, dtype), dtype), fmt)
+    want = reference.quantize(reference.host_f32(host(x, dtype), dtype), fmt)
     for lanes, wg in ((2, 64), (nsub, 16)):  # several sub-blocks a work-item; one each, 1-2 blocks a work-group
-        got, flags, _ = _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg)
+        got, flags = _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg)
         diff = np.count_nonzero(got != np.asarray(want.data).reshape(-1))
         assert diff == 0, f"lanes {lanes}, wg {wg}: {diff} bytes differ"
         assert not flags.any(), (lanes, wg, flags)
@@ -295,7 +294,7 @@ def test_k_quant_search_lanes_flags_a_non_finite_value(backend, poisoned):
     fmt = F.get("q4_k")
     x = np.ones((3, fmt.block), np.float32)
     x[1, 77] = np.nan
-    _, flags, _ = _quantize_with_lanes(backend, fmt, x, "f32", 8, 64)
+    _, flags = _quantize_with_lanes(backend, fmt, x, "f32", 8, 64)
     assert flags[0] == 1
 
 

@@ -245,7 +245,7 @@ def _blocks_context(req: Request, how: str) -> dict:
         if lanes > 1:
             args += [Arg("stats", "local", "f32", count=wg // lanes * nstat),
                      Arg("codes", "local", "u32", count=wg // lanes * fmt.block // 4)]  # fmt: skip
-        ctx["lanes"] = lanes
+        ctx.update(lanes=lanes, nstat=nstat)
     else:
         wg = req.pop_wg(64, 4 if x_bytes else 1)
     if x_bytes:

@@ -53,8 +53,10 @@ demo: $(SETUP)
 $(INTEL_GPU)/FETCH: | $(SETUP)
 	-$(PY) -m qkgen.tools.aot fetch $(INTEL_GPU)
 
+# One worker a core; a test file stays on one worker (its module fixtures build the file's kernels
+# at once, e.g. test_cuda_compile's nvcc matrix). The slowest tests are listed at the end.
 test: $(SETUP) $(INTEL_GPU)/FETCH
-	QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q
+	QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadfile --durations=15
 
 test-gpu: $(SETUP)
 	$(PY) -m pytest -q -m gpu

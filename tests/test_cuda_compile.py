@@ -6,7 +6,10 @@ and named by test_matrix_covers_blackwell.
 The kernels are qkgen.tools.catalog.variants(op) for every op in the registry (format x dtype x
 statistics layout), each also at its format's smallest block size. A new op is
 picked up as soon as the catalog enumerates it. One nvcc call per kernel builds every
-architecture (a fatbin); two calls run at a time.
+architecture (a fatbin) from one front end, compute_80's PTX, with ptxas for each architecture: the
+source is the same for all of them (one profile), and this is a quarter of the time of a front end
+each. test_native_front_ends builds one kernel of every op with each architecture's own front end,
+where CUDA's headers take their newer paths. Two calls run at a time.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ VARIANTS = [pytest.param(kw, id=_variant_id(kw)) for op in OPS for kw in variant
 def _compile(kw: dict):
     kw = dict(kw)
     ks = render(kw.pop("op"), kw.pop("format"), TARGET, **kw)
-    return ks, nvcc_build(ks.source, ARCHES, NVCC_FLAGS, name=ks.name)
+    return ks, nvcc_build(ks.source, ARCHES, NVCC_FLAGS, name=ks.name, ptx_arch=ARCHES[0])
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +119,17 @@ def test_compiles_without_warnings(kw, builds, request):
         where = [f"{w}\n    {lines[int(m.group(1)) - 1].strip()}" for w in bad
                  if (m := re.match(r"[^(]*\((\d+)\)", w))]  # fmt: skip
         pytest.fail(f"nvcc warns about {ks.filename}:\n" + "\n".join(where or bad))
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_native_front_ends(op):
+    """The op's first kernel with a front end per architecture (compute_XX for sm_XX), as a user's
+    fatbin is built: CUDA's headers differ by __CUDA_ARCH__, the matrix above sees only compute_80."""
+    kw = dict(variants(op)[0])
+    ks = render(kw.pop("op"), kw.pop("format"), TARGET, **kw)
+    out = nvcc_build(ks.source, ARCHES, NVCC_FLAGS, name=ks.name)
+    assert out.binary, ks.name
+    assert not generated_warnings(out.log, ks.name), f"{ks.name}:\n{out.log}"
 
 
 def test_every_op_has_variants():

@@ -33,7 +33,7 @@ endif
 # Where that cannot work the FETCH file says why and the tier skips with that reason.
 INTEL_GPU := $(VENV)/intel-gpu
 
-.PHONY: demo test test-gpu clean
+.PHONY: demo test test-full test-gpu clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,10 @@ $(INTEL_GPU)/FETCH: | $(SETUP)
 # at once, e.g. test_cuda_compile's nvcc matrix). The slowest tests are listed at the end.
 test: $(SETUP) $(INTEL_GPU)/FETCH
 	QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadfile --durations=15
+
+# The same, every case crossed with every value of the dimensions make test spreads (tests/matrix.py).
+test-full: $(SETUP) $(INTEL_GPU)/FETCH
+	QKGEN_FULL_MATRIX=1 QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadfile --durations=15
 
 test-gpu: $(SETUP)
 	$(PY) -m pytest -q -m gpu

@@ -17,6 +17,8 @@ from qkgen.backends import get
 from qkgen.tools.catalog import variants
 from qkgen.kernels.render import render
 
+from .matrix import spread
+
 opencl = get("opencl")
 pytestmark = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
 DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
@@ -37,11 +39,19 @@ def assert_close(y, x, qt, dtype):
     assert not bad.any(), f"{bad.sum()} of {bad.size} outside the bound; worst {np.max(err - bound)}"
 
 
-@pytest.mark.parametrize("device", DEVICES)
+def _variant_id(v: dict) -> str:
+    return "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False))
+
+
+# Each variant on one OpenCL device, the devices taking turns within a format and dtype (its M tiles):
+# both devices meet every format and dtype (tests/matrix.py).
+VARIANT_DEVICES = [pytest.param(v, d, id=f"{_variant_id(v)}-{d}")
+                   for v, d in spread(variants("gemv"), DEVICES, lambda v: (v["format"], v["dtype"]))]  # fmt: skip
+
+
 @pytest.mark.parametrize("m", [1, 3, 8])
-@pytest.mark.parametrize("v", list(variants("gemv")), ids=lambda v: "-".join(
-    str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
-def test_gemv_matches_reference(v, m, device, rng, poisoned):
+@pytest.mark.parametrize("v, device", VARIANT_DEVICES)
+def test_gemv_matches_reference(v, device, m, rng, poisoned):
     qt = weight(v, rng)
     x = x_host(rng, m, qt.shape[1], v["dtype"])
     y = qkgen.gemv(qt, x, backend="opencl", device=device)

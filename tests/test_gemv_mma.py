@@ -20,17 +20,26 @@ from qkgen.kernels.render import render
 from qkgen.tools import check
 from qkgen.tools.catalog import variants
 
+from .matrix import spread
+
 opencl = get("opencl")
 DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
 needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
 
 
+def _variant_id(v: dict) -> str:
+    return "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False))
+
+
+# Each variant on one device, the devices taking turns within a format (tests/matrix.py).
+VARIANT_DEVICES = [pytest.param(v, d, id=f"{_variant_id(v)}-{d}")
+                   for v, d in spread(variants("gemv_mma"), DEVICES, lambda v: v["format"])]  # fmt: skip
+
+
 @needs_opencl
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("m", [1, 3, 8])
-@pytest.mark.parametrize("v", list(variants("gemv_mma")), ids=lambda v: "-".join(
-    str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
-def test_gemv_mma_matches_rounded_weight_product(v, m, device, rng, poisoned):
+@pytest.mark.parametrize("v, device", VARIANT_DEVICES)
+def test_gemv_mma_matches_rounded_weight_product(v, device, m, rng, poisoned):
     qt = check.gemv_sample(F.get(v["format"]), rng, v, op="gemv_mma")
     x = check.gemv_x(rng, m, qt.shape[1], v["dtype"])
     y = qkgen.gemv(qt, x, path="mma", backend="opencl", device=device)

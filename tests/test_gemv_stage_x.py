@@ -22,6 +22,8 @@ from qkgen.runtime.api import weight_values
 from qkgen.runtime.plan import Plan
 from qkgen.tools import check
 
+from .matrix import spread
+
 CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("nf4", {"nested": True, "blocksize": 64}),
          ("int4", {"scale_mode": "row"}), ("q4_k", {})]  # fmt: skip
 N_ROWS = 67  # not a multiple of any work-group's rows
@@ -92,10 +94,16 @@ def _assert_close(y, x, qt, dtype):
     assert not bad.any(), f"{bad.sum()} of {bad.size} outside the bound; worst {np.max(err - bound)}"
 
 
-@pytest.mark.parametrize("where", TARGETS)
-@pytest.mark.parametrize("name,kw", CASES, ids=lambda c: c if isinstance(c, str) else "-".join(map(str, c.values())))
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("mmax,m", [(1, 1), (8, 3), (8, 8)])
+def _matrix():
+    """Every target, row and dtype, each with one (M tile, M), taking turns within a row (tests/matrix.py)."""
+    rows = [(where, name, kw, dtype) for where in TARGETS for name, kw in CASES for dtype in ("f32", "f16", "bf16")]
+    return [pytest.param(where, name, kw, dtype, mmax, m,
+                         id=f"{where}-{name}-{'-'.join(map(str, kw.values()))}-{dtype}-mmax{mmax}-m{m}")
+            for (where, name, kw, dtype), (mmax, m) in spread(rows, [(1, 1), (8, 3), (8, 8)],
+                                                               lambda r: (r[0], r[1], str(r[2])))]  # fmt: skip
+
+
+@pytest.mark.parametrize("where, name, kw, dtype, mmax, m", _matrix())
 def test_stage_x_matches_reference(where, name, kw, dtype, mmax, m, devices, rng, poisoned):
     dev, ks, qt, x = _case(devices, where, name, kw, dtype, mmax, m, rng)
     assert ks.param("stage_x") and "stage_x1" in ks.name

@@ -32,6 +32,8 @@ from qkgen.kernels.target import BACKENDS as TARGET_BACKENDS
 from qkgen.runtime.api import quantize_q8_1_device
 from qkgen.runtime.plan import Plan
 
+from .matrix import spread
+
 KQUANTS = ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k"]
 ROWS = [*KQUANTS, "mxfp4", "nvfp4"]
 REFUSED = ["q8_k"]
@@ -103,11 +105,16 @@ def test_the_op_takes_the_super_block_rows_and_refuses_the_rest():
             render("gemv_int8dot", name, "cuda")
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("n", [1, 5, 67])
-@pytest.mark.parametrize("m", [1, 3, 8])
-@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
-@pytest.mark.parametrize("fmt", ROWS)
+# (M, N): M = 1 takes the M = 1 kernel, 3 and 8 the M-tiled one (3: a partial tile); N = 1 and 5 are
+# fewer rows than a work-group's. Each format, dtype and backend gets one pair, the pairs taking turns
+# within a format (tests/matrix.py): a kernel is built per case, its launch costs little.
+MN = [(1, 67), (3, 5), (1, 1), (8, 67), (1, 5), (8, 1)]
+INT8DOT_CASES = [pytest.param(fmt, dtype, m, n, b.values[0], marks=b.marks, id=f"{fmt}-{dtype}-m{m}-n{n}-{b.values[0]}")
+                 for (fmt, dtype, b), (m, n) in spread([(f, d, b) for f in ROWS for d in ("f32", "f16", "bf16")
+                                                        for b in BACKENDS], MN, lambda c: c[0])]  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt, dtype, m, n, backend", INT8DOT_CASES)
 def test_gemv_int8dot(fmt, dtype, m, n, backend, rng, poisoned):
     qt = weight(fmt, n)
     x = host(rng.standard_normal((m, K)).astype(np.float32), dtype)

@@ -27,6 +27,7 @@ from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES
 from qkgen.runtime import api
 
+from .matrix import spread
 from .test_cuda_compile import assert_build_without_warnings
 from .test_generated_source import assert_read_well
 
@@ -134,8 +135,10 @@ def _both(qt, x, backend):
 
 
 def _cases(backend: str):
+    """Every row and dtype, each with one M, the Ms taking turns within a row (tests/matrix.py)."""
     dtypes, ms = (("f32", "f16", "bf16"), (1, 3, 8)) if backend == "opencl" else (("f16", "bf16"), (1, 3))
-    return [pytest.param(backend, f, d, m, id=f"{backend}-{f}-{d}-m{m}") for f in INT8DOT for d in dtypes for m in ms]
+    return [pytest.param(backend, f, d, m, id=f"{backend}-{f}-{d}-m{m}")
+            for (f, d), m in spread([(f, d) for f in INT8DOT for d in dtypes], ms, lambda c: c[0])]  # fmt: skip
 
 
 @needs_device
@@ -209,7 +212,7 @@ def test_planes_kernels_compile_for_sm90():
 def _x_planes_cases(backend: str):
     dtypes = ("f32", "f16") if backend == "opencl" else ("f16",)
     return [pytest.param(backend, f, d, m, id=f"{backend}-{f}-{d}-m{m}")
-            for f in INT8DOT for d in dtypes for m in (1, 3)]  # fmt: skip
+            for (f, d), m in spread([(f, d) for f in INT8DOT for d in dtypes], (1, 3), lambda c: c[0])]  # fmt: skip
 
 
 @needs_device

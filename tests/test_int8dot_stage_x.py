@@ -26,6 +26,8 @@ from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES, get_target
 from qkgen.runtime.plan import Plan
 
+from .matrix import spread
+
 INT8DOT = get_op("gemv_int8dot").formats()
 LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]  # q4_0 .. q8_0
 KQUANTS = [f for f in INT8DOT if f not in LEGACY]
@@ -96,15 +98,14 @@ def _same(a: np.ndarray, b: np.ndarray, dtype: str) -> None:
 
 
 def _cases():
+    """Every target, row, layout and dtype, each with one M, the Ms taking turns (tests/matrix.py)."""
     out = []
     for where in TARGETS:
         dtypes, ms = (("f16", "bf16"), (1, 3)) if where == "sycl" else (("f32", "f16", "bf16"), (1, 3, 8))
-        for name in LEGACY:
-            for layout in ("blocks", "planes"):
-                out += [pytest.param(where, name, layout, d, m, id=f"{where}-{name}-{layout}-{d}-m{m}")
-                        for d in dtypes for m in ms]  # fmt: skip
-        for name in KQUANTS:  # blocks layout only (planes are not written for them)
-            out += [pytest.param(where, name, "blocks", "f16", m, id=f"{where}-{name}-blocks-f16-m{m}") for m in ms]
+        rows = [(name, layout, d) for name in LEGACY for layout in ("blocks", "planes") for d in dtypes]
+        rows += [(name, "blocks", "f16") for name in KQUANTS]  # planes are not written for them
+        out += [pytest.param(where, name, layout, d, m, id=f"{where}-{name}-{layout}-{d}-m{m}")
+                for (name, layout, d), m in spread(rows, ms, lambda r: r[:2])]  # fmt: skip
     return out
 
 

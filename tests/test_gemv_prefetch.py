@@ -12,6 +12,7 @@ from qkgen.kernels.ops import get_op
 from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES, get_target
 
+from .matrix import spread
 from .test_cuda_compile import assert_build_without_warnings
 from .test_gemv_stage_x import TARGETS, _assert_close, _case, _run, devices  # noqa: F401 (a fixture)
 from .test_generated_source import assert_read_well
@@ -26,9 +27,14 @@ def _off_stage(m: int) -> dict:
     return {"stage_x": False} if m > 1 else {}  # prefetch reads x from global memory
 
 
-@pytest.mark.parametrize("where", TARGETS)
-@pytest.mark.parametrize("name", ROWS)
-@pytest.mark.parametrize("dtype,mmax,m", [("f16", 1, 1), ("f32", 1, 1), ("bf16", 8, 5)])
+# Each row and (dtype, M tile, M) on one target, the targets taking turns within a row (tests/matrix.py).
+PREFETCH_CASES = [pytest.param(where, name, dtype, mmax, m, id=f"{where}-{name}-{dtype}-mmax{mmax}-m{m}")
+                  for (name, (dtype, mmax, m)), where in spread(
+                      [(n, c) for n in ROWS for c in [("f16", 1, 1), ("f32", 1, 1), ("bf16", 8, 5)]], TARGETS,
+                      lambda c: c[0])]  # fmt: skip
+
+
+@pytest.mark.parametrize("where, name, dtype, mmax, m", PREFETCH_CASES)
 def test_prefetch_matches_reference(where, name, dtype, mmax, m, devices, rng, poisoned):
     dev, ks, qt, x = _case(devices, where, name, KW.get(name, {}), dtype, mmax, m, rng, stage=False,
                            prefetch=True, **_off_stage(mmax))  # fmt: skip

@@ -55,12 +55,14 @@ $(INTEL_GPU)/FETCH: | $(SETUP)
 
 # One worker a core; a test file stays on one worker (its module fixtures build the file's kernels
 # at once, e.g. test_cuda_compile's nvcc matrix). The slowest tests are listed at the end.
+PYTEST_CPU = QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadfile --durations=15
+
 test: $(SETUP) $(INTEL_GPU)/FETCH
-	QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadfile --durations=15
+	$(PYTEST_CPU)
 
 # The same, every case crossed with every value of the dimensions make test spreads (tests/matrix.py).
 test-full: $(SETUP) $(INTEL_GPU)/FETCH
-	QKGEN_FULL_MATRIX=1 QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadfile --durations=15
+	QKGEN_FULL_MATRIX=1 $(PYTEST_CPU)
 
 test-gpu: $(SETUP)
 	$(PY) -m pytest -q -m gpu

@@ -26,6 +26,16 @@ from .launch import launch_shape  # noqa: F401  (re-exported: backends import it
 VECTOR_ALIGN = 16  # kernels use 16-byte vector loads and stores on buffer starts
 
 
+def bundle_source(kss, line_suffix: str | None = None) -> str:
+    """One C++ translation unit of several kernels: the includes first (the headers' guards make the
+    repeats no-ops), then each kernel's source in a namespace of its own (helpers keep their names;
+    kernels are extern "C" with unique names). With `line_suffix` each source opens with
+    #line 1 "<name><line_suffix>", so compiler messages name the kernel's own file and line."""
+    includes = dict.fromkeys(line for ks in kss for line in ks.source.splitlines() if line.startswith("#include"))
+    line = (lambda ks: f'#line 1 "{ks.name}{line_suffix}"\n') if line_suffix else (lambda ks: "")
+    return "\n".join([*includes, *(f"namespace qk_{i} {{\n{line(ks)}{ks.source}}}" for i, ks in enumerate(kss))])
+
+
 def host_dtype(name: str) -> np.dtype:
     """The numpy dtype of a host copy of dtypes.py `name` (bf16: uint16 bit patterns)."""
     return dtypes.get(name).np

@@ -20,8 +20,8 @@ from ..errors import BackendUnavailable, QKGenValueError
 from ..kernels.target import Target
 from . import sycl_native
 from .alloc import check_alloc
-from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, ceiling_bytes, copy_gbps, host_dtype,
-                   launch_shape, local_nbytes, median_of, strip_prefix, torch_dtype)  # fmt: skip
+from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, bundle_source, ceiling_bytes, copy_gbps,
+                   host_dtype, launch_shape, local_nbytes, median_of, strip_prefix, torch_dtype)  # fmt: skip
 from .opencl_target import chosen_subgroup_size
 from .sycl_usm import ForeignPtr, USMArray, c_contiguous, is_torch_xpu
 
@@ -170,11 +170,7 @@ class SYCLDevice(Device):
     def _build_shared(self, group: dict[str, Any], opts: list[str]) -> None:
         kss = list(group.values())
         shared = hashlib.sha256("\0".join(sorted(group)).encode()).hexdigest()[:32]
-        # Each kernel keeps its own source in its own namespace (kernels are extern "C", so their
-        # names are unchanged); includes go first, the headers' guards make the repeats no-ops.
-        lines = (line for ks in kss for line in ks.source.splitlines())
-        includes = dict.fromkeys(line for line in lines if line.startswith("#include"))
-        source = "\n".join([*includes, *(f"namespace qk_{i} {{\n{ks.source}}}" for i, ks in enumerate(kss))])
+        source = bundle_source(kss)
         try:
             prg = sycl_native.Program(self.queue, source, opts, cache=self.cache_path(shared, ".syclbin"),
                                       name=f"{len(kss)} kernels")  # fmt: skip

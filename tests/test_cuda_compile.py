@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import pytest
 
 from qkgen import formats as F
+from qkgen.backends.base import bundle_source
 from qkgen.backends.cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_arches, nvcc_build, nvcc_compile
 from qkgen.errors import BuildError
 from qkgen.kernels.ops import OPS
@@ -78,22 +79,12 @@ VARIANTS = [pytest.param(kw, id=_variant_id(kw)) for op in OPS for kw in variant
 BATCH = 24  # kernels a translation unit: CUDA's headers are parsed once for all of them
 
 
-def batch_source(kss) -> str:
-    """One translation unit of several kernels: CUDA's includes first, then each kernel's source in a
-    namespace of its own (its helpers keep their names; kernels are extern "C" with unique names),
-    under a #line naming its own file, so nvcc's messages read "<name>.cu(line)" as for it alone."""
-    includes = dict.fromkeys(line for ks in kss for line in ks.source.splitlines() if line.startswith("#include"))
-    parts = list(includes)
-    for i, ks in enumerate(kss):
-        parts += [f"namespace qk_batch{i} {{", f'#line 1 "{ks.name}.cu"', ks.source, "}"]
-    return "\n".join(parts)
-
-
 def build_batch(kss, arches, ptx_arch=None) -> list:
     """Each kernel's NvccOutput: the batch's binary and log. A batch nvcc refuses is built kernel by
     kernel, so that the BuildError names the kernel and carries its own source."""
     try:
-        out = nvcc_build(batch_source(kss), arches, NVCC_FLAGS, name="qk_batch", ptx_arch=ptx_arch)
+        # each kernel under a #line naming its own file: messages read "<name>.cu(line)" as for it alone
+        out = nvcc_build(bundle_source(kss, ".cu"), arches, NVCC_FLAGS, name="qk_batch", ptx_arch=ptx_arch)
     except BuildError:
         return [nvcc_build(ks.source, arches, NVCC_FLAGS, name=ks.name, ptx_arch=ptx_arch) for ks in kss]
     return [out] * len(kss)
@@ -162,8 +153,7 @@ def test_compiles_without_warnings(kw, builds, request):
 def test_native_front_ends(op):
     """The op's first kernel with a front end per architecture (compute_XX for sm_XX), as a user's
     fatbin is built: CUDA's headers differ by __CUDA_ARCH__, the matrix above sees only compute_80."""
-    kw = dict(variants(op)[0])
-    ks = render(kw.pop("op"), kw.pop("format"), TARGET, **kw)
+    ks = _render(variants(op)[0])
     out = nvcc_build(ks.source, ARCHES, NVCC_FLAGS, name=ks.name)
     assert out.binary, ks.name
     assert not generated_warnings(out.log, ks.name), f"{ks.name}:\n{out.log}"

@@ -21,14 +21,11 @@ from qkgen.tools import check
 from qkgen.tools.catalog import variants
 
 from .matrix import spread
+from .test_gemv import _variant_id
 
 opencl = get("opencl")
 DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
 needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
-
-
-def _variant_id(v: dict) -> str:
-    return "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False))
 
 
 # Each variant on one device, the devices taking turns within a format (tests/matrix.py).

@@ -9,7 +9,7 @@ from qkgen.backends import get
 from qkgen.tools.catalog import variants
 from qkgen.kernels.render import render
 
-from .test_gemv import N_ROWS, assert_close, weight, x_host
+from .test_gemv import N_ROWS, _variant_id, assert_close, weight, x_host
 
 sycl = get("sycl")
 pytestmark = pytest.mark.skipif(not sycl.is_available(), reason=f"SYCL: {sycl.why_unavailable()}")
@@ -31,7 +31,7 @@ def dev():
 
 
 @pytest.mark.parametrize("m", [1, 3, 8])
-@pytest.mark.parametrize("v", CASES, ids=lambda v: "-".join(str(x) for k, x in v.items() if k != "op" and x not in (None, False)))
+@pytest.mark.parametrize("v", CASES, ids=_variant_id)
 def test_gemv_matches_reference(v, m, dev, rng, poisoned):
     qt = weight(v, rng)
     x = x_host(rng, m, qt.shape[1], v["dtype"])

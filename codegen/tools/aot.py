@@ -209,10 +209,11 @@ def opencl_units(targets=None, only=None) -> list[dict]:
     units: dict[str, dict] = {}
     for t in targets or opencl_profiles():
         for v in (dict(v) for v in variants(None) if not only or only(v)):
-            ks = render(v.pop("op"), v.pop("format"), t, **v)
+            op, fmt = v.pop("op"), v.pop("format")
+            ks = render(op, fmt, t, **v)
             sg = (ks.name,) if "sub_group" in _body(ks.source) else ()
             u = units.setdefault(_body(ks.source), {"label": ks.filename, "source": ks.source, "profiles": [],
-                                                    "target": t, "uses_sg": sg})  # fmt: skip
+                                                    "target": t, "uses_sg": sg, "op": op, "format": fmt})  # fmt: skip
             u["profiles"].append(t.name)
     return list(units.values())
 

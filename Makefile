@@ -55,8 +55,10 @@ $(INTEL_GPU)/FETCH: | $(SETUP)
 
 # One worker a core; a test file stays on one worker (its module fixtures build the file's kernels
 # at once, e.g. test_cuda_compile's nvcc matrix), except that each test class is a unit of its own
-# (test_intel_aot's per-device classes). The slowest tests are listed at the end.
-PYTEST_CPU = QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadscope --durations=15
+# (test_intel_aot's per-device classes). Units start in tests/conftest.py's order, the long ones
+# first. The slowest tests are listed at the end.
+PYTEST_CPU = QKGEN_INTEL_GPU=$(abspath $(INTEL_GPU)) $(PY) -m pytest -q -n auto --dist loadscope \
+	--no-loadscope-reorder --durations=15
 
 test: $(SETUP) $(INTEL_GPU)/FETCH
 	$(PYTEST_CPU)

@@ -20,3 +20,25 @@ def poisoned():
     before, qkgen.runtime.plan.POISON_OUTPUTS = qkgen.runtime.plan.POISON_OUTPUTS, True
     yield
     qkgen.runtime.plan.POISON_OUTPUTS = before
+
+
+def _work_unit(item) -> str:
+    return item.nodeid.rsplit("::", 1)[0]  # pytest-xdist's --dist loadscope: a file's functions, or a class
+
+
+def pytest_collection_modifyitems(config, items):
+    """The order pytest-xdist hands out work units in make test (--no-loadscope-reorder keeps it):
+    units holding an `early` test first, then by number of tests, most first. xdist's own order is
+    the second part alone, which starts a unit of one long test (an Intel AOT device share, minutes)
+    last, with the other worker idle."""
+    size: dict[str, int] = {}
+    first: dict[str, int] = {}
+    early: set[str] = set()
+    for i, item in enumerate(items):
+        unit = _work_unit(item)
+        size[unit] = size.get(unit, 0) + 1
+        first.setdefault(unit, i)
+        if item.get_closest_marker("early"):
+            early.add(unit)
+    order = {u: (u not in early, -size[u], first[u]) for u in size}
+    items[:] = sorted(items, key=lambda item: order[_work_unit(item)])  # stable within a unit

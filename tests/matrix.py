@@ -4,7 +4,8 @@ A kernel test costs its build (a second or more on the CPU devices) far more tha
 dimension that picks a different kernel (the device, M's register tile) multiplies the suite's time.
 spread() gives each case one value of such a dimension, turning through the values within each group
 of cases (say one format and dtype), so every group still meets every value and every case still
-runs, once. QKGEN_FULL_MATRIX=1 (make test-full) crosses every case with every value instead.
+runs, once. one_per_group() keeps one of cases that differ only in such a constant. QKGEN_FULL_MATRIX=1
+(make test-full) crosses every case with every value, and keeps every case, instead.
 """
 
 from __future__ import annotations
@@ -32,3 +33,17 @@ def spread(cases: Iterable[Any], values: Sequence[Any], group: Callable[[Any], H
         out.append((c, values[(seen[key] + start[key]) % len(values)]))
         seen[key] += 1
     return out
+
+
+def one_per_group(cases: Iterable[Any], group: Callable[[Any], Hashable]) -> list[Any]:
+    """For cases that differ only in a dimension that builds the same code again with another
+    constant (a timed shape's work-group size): one case of each group, the g-th group keeping its
+    (g mod size)-th case, so the kept values turn. Cases keep their order; every case where FULL is set."""
+    cases = list(cases)
+    if FULL:
+        return cases
+    members: dict[Hashable, list[int]] = {}
+    for i, c in enumerate(cases):
+        members.setdefault(group(c), []).append(i)
+    keep = {ids[g % len(ids)] for g, ids in enumerate(members.values())}
+    return [c for i, c in enumerate(cases) if i in keep]

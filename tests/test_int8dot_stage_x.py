@@ -26,13 +26,14 @@ from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES, get_target
 from qkgen.runtime.plan import Plan
 
-from .matrix import spread
+from .matrix import one_per_group, spread
 
 INT8DOT = get_op("gemv_int8dot").formats()
 LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]  # q4_0 .. q8_0
 KQUANTS = [f for f in INT8DOT if f not in LEGACY]
 N_ROWS = 67  # prime: not a multiple of any work-group's rows
 TARGETS = ["opencl", "sycl", "opencl-no-subgroups"]
+pytestmark = pytest.mark.early  # one of the longest files: make test starts it first (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +84,7 @@ def _pair(devices, where, name, dtype, m, rng, **params):
     kw = dict(dtype=dtype, mmax=1 if m == 1 else 8, **params)
     plain = render("gemv_int8dot", fmt, t, **kw)
     staged = render("gemv_int8dot", fmt, t, stage_x=True, **kw)
+    dev.compile_many([plain, staged])  # SYCL: one build of both (each build parses the headers again)
     assert staged.param("stage_x") and "stage_x1" in staged.name and "xstage" in staged.source
     assert "xstage" not in plain.source
     k = _k_with_tail(staged, fmt)
@@ -123,11 +125,21 @@ def test_stage_x_equals_unstaged(where, name, layout, dtype, m, devices, rng, po
 SHAPES = [{}, {"wg": 512}, {"wg": 512, "slices": 2, "rpw": 2}, {"wg": 256, "slices": 1}, {"rpw": 1}]
 
 
-@pytest.mark.parametrize("where", TARGETS)
-@pytest.mark.parametrize("params", SHAPES, ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()) or "default")
-@pytest.mark.parametrize("name, layout", [("q4_0", "planes"), ("q5_1", "blocks"), ("q8_0", "planes"),
-                                          ("q4_k", "blocks"), ("q6_k", "blocks")])  # fmt: skip
-@pytest.mark.parametrize("m", [1, 5])
+SHAPE_ROWS = [("q4_0", "planes"), ("q5_1", "blocks"), ("q8_0", "planes"), ("q4_k", "blocks"), ("q6_k", "blocks")]
+
+
+def _shape_id(params: dict) -> str:
+    return "-".join(f"{k}{v}" for k, v in params.items()) or "default"
+
+
+def _shape_cases():
+    """Every shape, row and M on one target, the targets taking turns within a shape (tests/matrix.py)."""
+    rows = [(p, name, layout, m) for p in SHAPES for name, layout in SHAPE_ROWS for m in (1, 5)]
+    return [pytest.param(where, p, name, layout, m, id=f"{where}-{_shape_id(p)}-{name}-{layout}-m{m}")
+            for (p, name, layout, m), where in spread(rows, TARGETS, lambda r: _shape_id(r[0]))]  # fmt: skip
+
+
+@pytest.mark.parametrize("where, params, name, layout, m", _shape_cases())
 def test_stage_x_shapes(where, params, name, layout, m, devices, rng, poisoned):
     p = {**params, **({"layout": layout} if layout == "planes" else {})}
     dev, plain, staged, qt, xq = _pair(devices, where, name, "f16", m, rng, **p)
@@ -239,7 +251,17 @@ def test_lead_cases_render_for_sm90():
     assert len(names) == len(LEAD)
 
 
-@pytest.mark.parametrize("name, m, ov", [c for c in LEAD if c[2].get("stage_x")], ids=str)
+def _lead_cases():
+    """The staged lead cases, one of those that differ only in the work-group size (tests/matrix.py)."""
+    staged = [c for c in LEAD if c[2].get("stage_x")]
+
+    def but_wg(c):
+        return c[0], c[1], json.dumps({k: v for k, v in c[2].items() if k != "wg"})
+
+    return one_per_group(staged, but_wg)
+
+
+@pytest.mark.parametrize("name, m, ov", _lead_cases(), ids=str)
 def test_lead_cases_with_32_lanes(name, m, ov, devices, rng, poisoned):
     if "opencl-32" not in devices:
         dev, t = _device(devices, "opencl")

@@ -9,7 +9,8 @@ that is impossible the tier skips and says why. Results are cached in the qkgen 
 One ocloc build costs about a second here and there are over a thousand OpenCL sources, so make test
 compiles each source (SYCL: each SPIR-V module) for one of the three devices, turning through them
 within an op and format (tests/matrix.py); make test-full compiles everything for every device. Each
-device's OpenCL share is its own class, so pytest-xdist (--dist loadscope) runs them side by side.
+device's OpenCL share is its own class, so pytest-xdist (--dist loadscope) runs them side by side, and all
+are marked early: their units start first.
 """
 
 import os
@@ -61,6 +62,7 @@ def opencl_share():
     return spread(units, DEVICES, group=lambda u: (u["op"], u["format"]))
 
 
+@pytest.mark.early  # minutes each: started before the many short tests (tests/conftest.py)
 class _OpenCLOnDevice:
     device = ""
 
@@ -99,6 +101,7 @@ def sycl_share():
     return spread(units, DEVICES, group=lambda u: u["target"].name)
 
 
+@pytest.mark.early
 @pytest.mark.parametrize("device", DEVICES)
 def test_sycl_spirv_compiles(ocloc, sycl_share, device):
     results = aot.compile_units(ocloc, [u for u, d in sycl_share if d == device], device, JOBS)

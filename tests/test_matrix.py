@@ -1,4 +1,5 @@
-"""tests/matrix.py's spread: every case runs once, and every group meets every value it can."""
+"""tests/matrix.py: spread runs every case once and every group meets every value it can; one_per_group
+keeps one case a group."""
 
 from collections import defaultdict
 
@@ -21,3 +22,12 @@ def test_spread_keeps_every_case_and_turns_through_the_values(monkeypatch):
 def test_full_crosses_every_case_with_every_value(monkeypatch):
     monkeypatch.setattr(matrix, "FULL", True)
     assert matrix.spread(["a", "b"], [1, 2, 3], lambda c: c) == [(c, v) for c in "ab" for v in (1, 2, 3)]
+
+
+def test_one_per_group_keeps_one_case_a_group_and_turns(monkeypatch):
+    monkeypatch.setattr(matrix, "FULL", False)
+    cases = [("a", 256), ("a", 512), ("b", 256), ("b", 512), ("c", 128)]
+    kept = matrix.one_per_group(cases, lambda c: c[0])
+    assert kept == [("a", 256), ("b", 512), ("c", 128)]  # in order, one each, the choice turning
+    monkeypatch.setattr(matrix, "FULL", True)
+    assert matrix.one_per_group(cases, lambda c: c[0]) == cases

@@ -26,11 +26,14 @@ def _work_unit(item) -> str:
     return item.nodeid.rsplit("::", 1)[0]  # pytest-xdist's --dist loadscope: a file's functions, or a class
 
 
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: units are sized by the tests that run
 def pytest_collection_modifyitems(config, items):
     """The order pytest-xdist hands out work units in make test (--no-loadscope-reorder keeps it):
-    units holding an `early` test first, then by number of tests, most first. xdist's own order is
-    the second part alone, which starts a unit of one long test (an Intel AOT device share, minutes)
-    last, with the other worker idle."""
+    units holding an `early` test first, then the rest by number of tests, most first (xdist's own
+    order, which alone would start a unit of one long test, such as an Intel AOT device share,
+    last, with the other worker idle at the end). Early units go smallest first: a worker takes
+    another unit whenever two tests or fewer are pending on it, so the one-test AOT shares are dealt
+    to both workers before the long early files."""
     size: dict[str, int] = {}
     first: dict[str, int] = {}
     early: set[str] = set()
@@ -40,5 +43,5 @@ def pytest_collection_modifyitems(config, items):
         first.setdefault(unit, i)
         if item.get_closest_marker("early"):
             early.add(unit)
-    order = {u: (u not in early, -size[u], first[u]) for u in size}
+    order = {u: (0, size[u], first[u]) if u in early else (1, -size[u], first[u]) for u in size}
     items[:] = sorted(items, key=lambda item: order[_work_unit(item)])  # stable within a unit

@@ -36,14 +36,18 @@ def spread(cases: Iterable[Any], values: Sequence[Any], group: Callable[[Any], H
 
 
 def one_per_group(cases: Iterable[Any], group: Callable[[Any], Hashable]) -> list[Any]:
-    """For cases that differ only in a dimension that builds the same code again with another
-    constant (a timed shape's work-group size): one case of each group, the g-th group keeping its
-    (g mod size)-th case, so the kept values turn. Cases keep their order; every case where FULL is set."""
+    """For cases that differ only in a value the rest of the suite covers (a timed shape's work-group
+    size): one case of each group, the kept member turning through the groups of the same size, so
+    every value is kept somewhere. Cases keep their order; every case where FULL is set."""
     cases = list(cases)
     if FULL:
         return cases
     members: dict[Hashable, list[int]] = {}
     for i, c in enumerate(cases):
         members.setdefault(group(c), []).append(i)
-    keep = {ids[g % len(ids)] for g, ids in enumerate(members.values())}
+    turn: Counter = Counter()  # groups seen so far, by size
+    keep = set()
+    for ids in members.values():
+        keep.add(ids[turn[len(ids)] % len(ids)])
+        turn[len(ids)] += 1
     return [c for i, c in enumerate(cases) if i in keep]

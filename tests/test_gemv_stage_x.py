@@ -227,8 +227,9 @@ def test_stage_x_compiles_for_sm90_without_warnings():
     assert_build_without_warnings(_renders("cuda-sm90"))
 
 
-# The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file), each
-# run here at a small size with 32-lane sub-groups (Intel's CPU device takes 32): CUDA's shape.
+# The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file), run here at
+# a small size with 32-lane sub-groups (Intel's CPU device takes 32): CUDA's shape. make test runs
+# one of the cases that differ only in wg (each wg still runs), make test-full all of them.
 SWEEP = Path(__file__).parent.parent / "docs" / "bench" / "scripts" / "sweep7_stage_x.json"
 LEAD = [(name, kw, m, ov) for name, kw, n, k, m, dtype, ov in json.loads(SWEEP.read_text())]
 

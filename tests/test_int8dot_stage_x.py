@@ -237,7 +237,8 @@ def test_stage_x_compiles_for_sm90_without_warnings():
 
 # The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file): each renders
 # for cuda-sm90, and its stage_x kernels equal the unstaged ones here with 32-lane sub-groups
-# (Intel's CPU device takes 32: CUDA's shape) at a small size.
+# (Intel's CPU device takes 32: CUDA's shape) at a small size; make test runs one of the cases that
+# differ only in wg (each wg still runs), make test-full all of them.
 SWEEP = Path(__file__).parent.parent / "docs" / "bench" / "scripts" / "sweep8_int8dot_stage.json"
 LEAD = [(name, m, ov) for name, kw, n, k, m, dtype, ov in json.loads(SWEEP.read_text())]
 

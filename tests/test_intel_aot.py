@@ -8,9 +8,9 @@ that is impossible the tier skips and says why. Results are cached in the qkgen 
 
 One ocloc build costs about a second here and there are over a thousand OpenCL sources, so make test
 compiles each source (SYCL: each SPIR-V module) for one of the three devices, turning through them
-within an op and format (tests/matrix.py); make test-full compiles everything for every device. Each
-device's OpenCL share is its own class, so pytest-xdist (--dist loadscope) runs them side by side, and all
-are marked early: their units start first.
+within an op, format and profile (tests/matrix.py); make test-full compiles everything for every
+device. Each device's OpenCL share is its own class, a work unit of its own for pytest-xdist
+(--dist loadscope), so the shares are dealt to both workers; all are marked early (tests/conftest.py).
 """
 
 import os
@@ -59,7 +59,9 @@ def opencl_share():
     """(unit, device) pairs: each OpenCL source with the device it is compiled for."""
     units = aot.opencl_units()
     assert len(units) >= 240, len(units)
-    return spread(units, DEVICES, group=lambda u: (u["op"], u["format"]))
+    # by profile too: each sub-group size of an op and format meets each device (the sub-group-32
+    # int8 dot downgrade below shows on dg2 and tgllp only)
+    return spread(units, DEVICES, group=lambda u: (u["op"], u["format"], u["target"].name))
 
 
 @pytest.mark.early  # minutes each: started before the many short tests (tests/conftest.py)
@@ -68,7 +70,6 @@ class _OpenCLOnDevice:
 
     def test_opencl_kernels_compile(self, ocloc, opencl_share):
         units = [u for u, d in opencl_share if d == self.device]
-        assert len(units) >= len(opencl_share) // (2 * len(DEVICES)), (self.device, len(units))
         results = aot.compile_units(ocloc, units, self.device, JOBS)
         # IGC 1.0.12504 makes dot_4x8packed_*_int a stack call and drops such kernels to SIMD16 on dg2
         # and tgllp: the sub-group-32 profile renders the portable dot instead, and any downgrade fails.

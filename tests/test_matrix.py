@@ -29,5 +29,8 @@ def test_one_per_group_keeps_one_case_a_group_and_turns(monkeypatch):
     cases = [("a", 256), ("a", 512), ("b", 256), ("b", 512), ("c", 128)]
     kept = matrix.one_per_group(cases, lambda c: c[0])
     assert kept == [("a", 256), ("b", 512), ("c", 128)]  # in order, one each, the choice turning
+    # groups of one between groups of two: the pairs still turn (counted by the groups' size)
+    mixed = [("a", 256), ("a", 512), ("x", 512), ("b", 256), ("b", 512), ("y", 512)]
+    assert matrix.one_per_group(mixed, lambda c: c[0]) == [("a", 256), ("x", 512), ("b", 512), ("y", 512)]
     monkeypatch.setattr(matrix, "FULL", True)
     assert matrix.one_per_group(cases, lambda c: c[0]) == cases

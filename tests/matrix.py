@@ -10,6 +10,7 @@ runs, once. one_per_group() keeps one of cases that differ only in such a consta
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -51,3 +52,8 @@ def one_per_group(cases: Iterable[Any], group: Callable[[Any], Hashable]) -> lis
         keep.add(ids[turn[len(ids)] % len(ids)])
         turn[len(ids)] += 1
     return [c for i, c in enumerate(cases) if i in keep]
+
+
+def but(key: str) -> Callable[[tuple], str]:
+    """one_per_group's group for cases that end in a dict of render parameters: equal but for `key`."""
+    return lambda c: json.dumps([*c[:-1], {k: v for k, v in c[-1].items() if k != key}])

@@ -22,7 +22,7 @@ from qkgen.runtime.api import weight_values
 from qkgen.runtime.plan import Plan
 from qkgen.tools import check
 
-from .matrix import one_per_group, spread
+from .matrix import but, one_per_group, spread
 
 CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("nf4", {"nested": True, "blocksize": 64}),
          ("int4", {"scale_mode": "row"}), ("q4_k", {})]  # fmt: skip
@@ -234,15 +234,8 @@ SWEEP = Path(__file__).parent.parent / "docs" / "bench" / "scripts" / "sweep7_st
 LEAD = [(name, kw, m, ov) for name, kw, n, k, m, dtype, ov in json.loads(SWEEP.read_text())]
 
 
-def _lead_cases():
-    """The lead cases, one of those that differ only in the work-group size (tests/matrix.py)."""
-    def but_wg(c):
-        return c[0], json.dumps(c[1]), c[2], json.dumps({k: v for k, v in c[3].items() if k != "wg"})
-
-    return one_per_group(LEAD, but_wg)
-
-
-@pytest.mark.parametrize("name,kw,m,ov", _lead_cases(), ids=lambda v: json_id(v))
+# of the lead cases that differ only in the work-group size, one (tests/matrix.py)
+@pytest.mark.parametrize("name,kw,m,ov", one_per_group(LEAD, but("wg")), ids=lambda v: json_id(v))
 def test_lead_cases_with_32_lanes(name, kw, m, ov, devices, rng, poisoned):
     if "opencl-32" not in devices:
         dev, t = _device(devices, "opencl")

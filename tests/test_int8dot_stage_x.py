@@ -26,7 +26,7 @@ from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES, get_target
 from qkgen.runtime.plan import Plan
 
-from .matrix import one_per_group, spread
+from .matrix import but, one_per_group, spread
 
 INT8DOT = get_op("gemv_int8dot").formats()
 LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]  # q4_0 .. q8_0
@@ -125,7 +125,8 @@ def test_stage_x_equals_unstaged(where, name, layout, dtype, m, devices, rng, po
 SHAPES = [{}, {"wg": 512}, {"wg": 512, "slices": 2, "rpw": 2}, {"wg": 256, "slices": 1}, {"rpw": 1}]
 
 
-SHAPE_ROWS = [("q4_0", "planes"), ("q5_1", "blocks"), ("q8_0", "planes"), ("q4_k", "blocks"), ("q6_k", "blocks")]
+SHAPE_ROWS = [("q4_0", "planes"), ("q5_1", "blocks"), ("q8_0", "planes"), ("q4_k", "blocks"),
+              ("q6_k", "blocks")]  # fmt: skip
 
 
 def _shape_id(params: dict) -> str:
@@ -252,17 +253,9 @@ def test_lead_cases_render_for_sm90():
     assert len(names) == len(LEAD)
 
 
-def _lead_cases():
-    """The staged lead cases, one of those that differ only in the work-group size (tests/matrix.py)."""
-    staged = [c for c in LEAD if c[2].get("stage_x")]
-
-    def but_wg(c):
-        return c[0], c[1], json.dumps({k: v for k, v in c[2].items() if k != "wg"})
-
-    return one_per_group(staged, but_wg)
-
-
-@pytest.mark.parametrize("name, m, ov", _lead_cases(), ids=str)
+# of the staged lead cases that differ only in the work-group size, one (tests/matrix.py)
+@pytest.mark.parametrize("name, m, ov", one_per_group([c for c in LEAD if c[2].get("stage_x")], but("wg")),
+                         ids=str)  # fmt: skip
 def test_lead_cases_with_32_lanes(name, m, ov, devices, rng, poisoned):
     if "opencl-32" not in devices:
         dev, t = _device(devices, "opencl")

@@ -34,3 +34,10 @@ def test_one_per_group_keeps_one_case_a_group_and_turns(monkeypatch):
     assert matrix.one_per_group(mixed, lambda c: c[0]) == [("a", 256), ("x", 512), ("b", 512), ("y", 512)]
     monkeypatch.setattr(matrix, "FULL", True)
     assert matrix.one_per_group(cases, lambda c: c[0]) == cases
+
+
+def test_but_groups_cases_equal_but_one_parameter():
+    group = matrix.but("wg")
+    assert group(("q4_0", 8, {"wg": 256, "rpw": 4})) == group(("q4_0", 8, {"wg": 512, "rpw": 4}))
+    assert group(("q4_0", 8, {"wg": 256, "rpw": 4})) != group(("q4_0", 8, {"wg": 256, "rpw": 2}))
+    assert group(("q4_0", 8, {"wg": 256})) != group(("q4_0", 1, {"wg": 256}))

@@ -303,6 +303,22 @@ def test_k_quant_lanes_must_divide_the_sub_blocks():
         qkgen.render("quantize", "q4_k", "opencl", lanes=3)
 
 
+def test_cuda_takes_the_measured_lanes():
+    """runtime.paths' lanes for the K-quant searches on CUDA: a divisor of each row's sub-blocks (the
+    kernel renders, its name says it); other kinds of device keep the op's default of one."""
+    from qkgen.kernels.target import get_target
+    from qkgen.runtime import paths
+
+    cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
+    for name in ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k"):
+        fmt = F.get(name)
+        knobs = paths.quantize_knobs(cuda, fmt)
+        assert knobs["lanes"] > 1 and fmt.sub_count % knobs["lanes"] == 0, (name, knobs)
+        assert f"lanes{knobs['lanes']}" in qkgen.render("quantize", name, cuda, **knobs).name
+        assert paths.quantize_knobs(cpu, fmt) == {}
+    assert paths.quantize_knobs(cuda, F.get("q4_0")) == {}
+
+
 @pytest.mark.parametrize("backend", WHERE)
 def test_q6_k_seeded_block(backend, poisoned):
     """One q6_k block from a seeded random run, with a few large values, that the SYCL build once

@@ -229,6 +229,24 @@ def float_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
     return dict(FLOAT_M1_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, {}))
 
 
+# backend -> {format: the device quantizer's render knobs where others than the op's defaults were
+# measured faster}. The K-quant searches with `lanes` work-items a block (one a sub-block for q3_k
+# and q6_k, two sub-blocks each for the others): NVIDIA H200, 2026-11-27, run 87
+# (docs/bench/scripts/quantsweep.py qsweep_kquant_lanes.json, x 4096 x 14336, kernel alone, codes
+# equal to the public call's), f16 x, lanes 1 -> these: q2_k 1239 -> 974 us, q3_k 971 -> 506, q4_k
+# 1739 -> 1339, q5_k 1621 -> 1124, q6_k 1312 -> 815 (f32 x alike). Still 3-12% of the copy ceiling:
+# the reference's trial loops, not memory, take the time.
+QUANTIZE_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
+    "cuda": MappingProxyType({f: MappingProxyType({"lanes": n})
+                              for f, n in (("q2_k", 8), ("q3_k", 16), ("q4_k", 8), ("q5_k", 8), ("q6_k", 16))}),
+})  # fmt: skip
+
+
+def quantize_knobs(target: Target, fmt: Format) -> dict:
+    """The device quantizer's render knobs for this row on this kind of device (QUANTIZE_KNOBS; {}: the op's defaults)."""
+    return dict(QUANTIZE_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
+
+
 def default_int8mma_layout(target: Target, fmt: Format) -> str:
     """The layout the int8mma path reads W in on this kind of device: "fragments" or "blocks"."""
     return "fragments" if fmt.name in INT8MMA_FRAGMENTS.get(device_kind(target), frozenset()) else "blocks"

@@ -29,6 +29,7 @@ from ..formats import QTensor, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import get_op
 from .api import _open, x_dtype
+from .paths import quantize_knobs
 from .plan import Bound, Plan, ready
 from .reduce import device_exact_mean
 
@@ -213,8 +214,8 @@ def _plans(dev, fmt, probe: QTensor, dtype: str) -> list[Plan]:
     """The kernels of a call, in launch order (nested statistics' second level aside): quantize for
     inline rows, quantize_blockwise for an absmax per block, quantize_stats then quantize for a scale
     per row, group or tensor."""
-    if fmt.inline:
-        return [Plan.make(dev, "quantize", fmt, dtype=dtype)]
+    if fmt.inline:  # knobs: shapes measured faster on this kind of device
+        return [Plan.make(dev, "quantize", fmt, dtype=dtype, **quantize_knobs(dev.target, fmt))]
     kw = dict(dtype=dtype, blocksize=probe.blocksize, scale_mode=probe.scale_mode)
     if probe.scale_mode is None:
         return [Plan.make(dev, "quantize_blockwise", fmt, **kw)]

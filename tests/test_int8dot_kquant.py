@@ -24,7 +24,6 @@ import qkgen
 from qkgen import formats as F
 from qkgen.backends import get, open_device
 from qkgen.formats import reference
-from qkgen.formats.layout import to_planes
 from qkgen.formats.subscales import encode
 from qkgen.kernels.ops import get_op
 from qkgen.kernels.ops.int8dot import int8dot_reference, int8dot_terms
@@ -83,18 +82,16 @@ def nmse(y: np.ndarray, x: np.ndarray, w: np.ndarray) -> float:
     return float(((y - x @ w.T) ** 2).sum() / ((x**2) @ (w**2).T).sum())
 
 
-def assert_kernel_within_bound(dev, ks, fmt: str, m: int, dtype: str, rng, qt=None, w=None) -> None:
-    """One launch of the rendered kernel ks on dev (37 rows of fmt, or qt's; x [m, K] through the
-    device's q8_1, in planes where ks reads them), its y within the f32 bound of int8dot_terms. w:
-    the weight arguments, where not qt's blocks."""
+def assert_kernel_within_bound(dev, ks, fmt: str, m: int, dtype: str, rng) -> None:
+    """One launch of the rendered kernel ks on dev (37 rows of fmt, x [m, K] through the device's
+    q8_1), its y within the f32 bound of int8dot_terms."""
     n = 37
-    qt = weight(fmt, n) if qt is None else qt
+    qt = weight(fmt, n)
     x = host(rng.standard_normal((m, K)).astype(np.float32), dtype)
     plan = Plan(dev, ks)
     sizes = dict(N=n, K=K, M=m)
     ((buf, arr, dt),) = plan.outputs(sizes).values()
-    xq = quantize_q8_1_device(x, backend="opencl", layout="planes" if "_x_planes1" in ks.name or w else "blocks")
-    plan.launch({**(w or {"data": qt.data}), "xq": xq, "y": buf}, sizes)
+    plan.launch({"data": qt.data, "xq": quantize_q8_1_device(x, backend="opencl"), "y": buf}, sizes)
     y = f64(dev.download(arr, dt, m * n).reshape(m, n), dtype)
     ok, worst = within_f32_bound(y, qt, reference.host_f32(x, dtype), dtype)
     assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
@@ -253,39 +250,6 @@ def test_word_loads_of_unaligned_runs(fmt, rng, poisoned):
     ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=8, word_loads=True)
     assert "word_loads=1" in ks.source
     assert_kernel_within_bound(dev, ks, fmt, 3, "f16", rng)
-
-
-# prefetch: block and super-block rows, M = 1 and the M-tiled kernel (3 of 8), W in blocks, x in
-# planes, both in planes; K = 40 q8_1 blocks, so lanes take one turn or two (the prefetch's tail)
-PREFETCH_CASES = [("q4_0", 1, {}), ("q4_1", 3, {}), ("q5_0", 1, {"x_planes": True}), ("q8_0", 3, {"layout": "planes"}),
-                  ("q6_k", 1, {}), ("q4_k", 3, {}), ("q2_k", 1, {"x_planes": True}), ("q5_k", 1, {"layout": "planes"}),
-                  ("mxfp4", 3, {}), ("q3_k", 3, {"ept": 16})]  # fmt: skip
-
-
-@pytest.mark.skipif(OPENCL_WHY is not None, reason=f"OpenCL: {OPENCL_WHY}")
-@pytest.mark.parametrize("fmt, m, knobs", PREFETCH_CASES)
-def test_prefetch(fmt, m, knobs, rng, poisoned):
-    """prefetch (the next chunk's W loaded before this chunk's products) on the CPU device, against
-    the f32 bound of int8dot_terms."""
-    dev = open_device("opencl", None)
-    ks = render("gemv_int8dot", fmt, dev.target, dtype="f16", mmax=1 if m == 1 else 8, prefetch=True, **knobs)
-    assert "_prefetch1" in ks.name and "_next[r]" in ks.source
-    if knobs.get("layout") == "planes":
-        qt = weight(fmt, 37) if fmt in ROWS else reference.quantize(_block_weight(37), fmt)
-        planes = to_planes(qt.format, qt.data)
-        assert_kernel_within_bound(dev, ks, fmt, m, "f16", rng, qt=qt, w={"planes": planes})
-    else:
-        assert_kernel_within_bound(dev, ks, fmt, m, "f16", rng, qt=None if fmt in ROWS else reference.quantize(_block_weight(37), fmt))
-
-
-def _block_weight(n: int) -> np.ndarray:
-    rng = np.random.default_rng([n, 17])
-    return rng.standard_normal((n, K)).astype(np.float32)
-
-
-def test_prefetch_refuses_stage_x():
-    with pytest.raises(qkgen.QKGenValueError, match="prefetch: True; stage_x .*allowed: False with stage_x"):
-        render("gemv_int8dot", "q4_0", "cuda", prefetch=True, stage_x=True)
 
 
 SIXTEENS = [f for f in ROWS if F.get(f).sub_block == 16]  # sub-blocks of half a q8_1 block

@@ -232,15 +232,9 @@ def _gemv_context(req: Request) -> dict:
         raise QKGenValueError(f"stage_x: True stages q8_1 blocks, not planes, for super-block rows ({fmt.name}); "
                               "allowed: False with x_planes")  # fmt: skip
     word_loads = req.pop_bool("word_loads", t.backend in WORD_LOADS)  # 2-byte aligned codes as shifted words
-    # prefetch: each turn loads the next chunk's W (scales and codes) before this chunk's products,
-    # two chunks' loads in flight a lane (run 86's profile of q6_k at M = 1: 46% of cycles waiting on
-    # global loads at 49% occupancy); off by default until timed
-    prefetch = req.pop_bool("prefetch", False)
-    if prefetch and stage_x:
-        raise QKGenValueError("prefetch: True; stage_x takes a team's chunks a step at a time; allowed: False with stage_x")
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads, prefetch=prefetch)  # fmt: skip
+                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
     if x_planes:  # the activation planes the terms read, and each field of the current q8_1 block (xat)
         xfields = ("qs", "d", "s") if reads_x_sum(fmt, act) else ("qs", "d")
         teams.update(xplanes=[p for p in field_planes(act) if p.field in xfields], xfield_at=_entries(act, "x", "xb"))

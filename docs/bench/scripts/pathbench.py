@@ -3,7 +3,8 @@ device time (N back-to-back calls captured in one CUDA graph), cold (weight copi
 the L2) and hot, W [N, K]. argv[1]: output JSON; argv[2]: formats (comma-separated);
 argv[3] (optional): shape NxK (default 4096x14336); argv[4] (optional): x's dtype, f16, bf16 or f32;
 argv[5] (optional): the Ms, comma-separated (default 1,8); argv[6] (optional): the paths to time,
-comma-separated (default: every path the format takes; the default path is always timed)."""
+comma-separated (default: every path the format takes; the default path is always timed). The
+format name "dense" times torch.matmul(x, W.T) on W in x's dtype, its copies rotated alike."""
 import json, sys
 import torch, qkgen
 from gemv_sweep import graph_us, L2
@@ -21,6 +22,20 @@ print(f"copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}]
 rows = []
 for name in fmts:
     w = torch.randn(n, k, device="cuda")
+    if name == "dense":  # torch's dense product, timed as the qkgen rows are
+        ws = [w.to(xdt) for _ in range(max(2, -(-4 * L2 // (w.numel() * w.element_size() // 4 * xdt.itemsize)) + 1))]
+        wbytes = ws[0].numel() * ws[0].element_size()
+        for m in ms:
+            x = torch.randn(m, k, device="cuda").to(xdt)
+            it = iter(range(10**9))
+            cold = graph_us(lambda: torch.matmul(x, ws[next(it) % len(ws)].T), reps=len(ws) * 3)
+            hot = graph_us(lambda: torch.matmul(x, ws[0].T), reps=20)
+            r = dict(fmt=name, m=m, path="torch", kernel="matmul", cold_us=cold, hot_us=hot, rel=0.0,
+                     pct=100 * (wbytes + m * k * x.element_size()) / (cold * 1e-6) / 1e9 / cg)
+            rows.append(r)
+            print(f"{name:<5} m{m} torch    (matmul      ) cold {cold:6.1f} us ({r['pct']:3.0f}%) hot {hot:6.1f}", flush=True)
+        del ws
+        continue
     qt0 = qkgen.quantize(w, name)
     wbytes = sum(v.numel() * v.element_size() for v in qt0.arrays().values() if torch.is_tensor(v))
     qts = [qt0] + [qkgen.quantize(w, name) for _ in range(max(1, -(-4 * L2 // wbytes)))]

@@ -24,6 +24,8 @@ PORTABLE = PROFILES["opencl-nvidia"]  # the same device as described before inli
 WARPS = dataclasses.replace(PTX, name="opencl-nvidia-warps", dot4=False)
 ASM = 'asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(acc));'
 SHFL = 'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(o));'
+CVT = ('asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }"',
+       'asm("{ .reg .b16 t; cvt.u16.u32 t, %1; cvt.f32.f16 %0, t; }"')  # the f16 helpers' conversions
 
 
 def _render(v: dict, target):
@@ -54,7 +56,7 @@ def test_int8dot_uses_the_ptx_helper_and_nothing_else_changes(v):
     assert "qk_dp4a(" in _kernel(src)
     assert "(int)(char)" not in src and "qk_dot4_i8" not in src and "dot_4x8packed" not in src
     plain = _render(v, WARPS)
-    assert "asm(" not in plain and "qk_dot4_i8(" in _kernel(plain)
+    assert plain.count("asm(") == sum(plain.count(c) for c in CVT) and "qk_dot4_i8(" in _kernel(plain)
     assert _kernel(src) == _kernel(plain).replace("qk_dot4_i8(", "qk_dp4a(")
 
 
@@ -85,7 +87,7 @@ def test_kernels_without_a_dot_product_are_those_of_nvidia_opencl_with_warps():
         # asm only in the helpers: warp shuffles, and the warp matrix products of the mma kernels
         assert src.count(SHFL) == src.count("inline float qk_warp_"), v
         assert src.count('"mma.sync.aligned.') == src.count("inline void qk_mma_"), v
-        assert src.count("asm") == src.count(SHFL) + src.count('"mma.sync.aligned.'), v
+        assert src.count("asm") == src.count(SHFL) + src.count('"mma.sync.aligned.') + sum(src.count(c) for c in CVT), v
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)")
@@ -118,3 +120,22 @@ def test_the_warp_shuffles_are_ptx_that_ptxas_takes():
     ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert len(re.findall(r"^\s*shfl\.sync\.bfly\.b32\s", ptx, re.M)) >= 2, ptx
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)")
+def test_the_f16_conversions_are_ptx_that_ptxas_takes():
+    """The f16 helpers of a target with inline PTX (cvt, not the byte pair through private memory
+    that NVIDIA's compiler puts on its stack) as CUDA device functions: ptxas builds them, and the
+    PTX holds the two conversions. Their bits against numpy: tests/gpu/test_opencl_nvidia.py."""
+    helpers = dialect(PTX).helpers()
+    assert all(c in helpers[n] for c, n in zip(CVT, ("qk_f32_to_f16", "qk_f16_to_f32")))
+    assert "uchar b[2]" in dialect(PORTABLE).helpers()["qk_f32_to_f16"]  # no inline PTX: the byte pair
+    text = "\n\n".join(helpers[n].replace("inline ", "__device__ inline ", 1) for n in ("qk_f32_to_f16", "qk_f16_to_f32"))
+    source = (f"typedef unsigned int uint;\ntypedef unsigned short ushort;\n\n{text}\n\n"
+              'extern "C" __global__ void k(const float* a, ushort* h, float* f) {\n'
+              "    h[threadIdx.x] = qk_f32_to_f16(a[threadIdx.x]);\n"
+              "    f[threadIdx.x] = qk_f16_to_f32(h[threadIdx.x] ^ 1u);\n}\n")  # fmt: skip
+    assert nvcc_compile(source, PTX.arch, name="qk_f16")
+    ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert re.search(r"cvt\.rn\.f16\.f32", ptx) and re.search(r"cvt\.f32\.f16", ptx), ptx

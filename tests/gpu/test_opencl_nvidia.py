@@ -101,6 +101,33 @@ def test_warp_helpers_are_butterfly_shuffles(opencl_nvidia):
     assert np.array_equal(m, np.repeat(a.reshape(-1, 32).max(axis=1), 32))
 
 
+def test_f16_helpers_are_ieee_conversions(opencl_nvidia):
+    """qk_f32_to_f16 and qk_f16_to_f32 (PTX cvt where the target takes inline PTX), built by NVIDIA's
+    OpenCL compiler: every f16 bit pattern to f32 exactly, and f32 values (ties at every f16
+    exponent, subnormals, overflow, infinities, random) to f16 bits rounded to nearest even as numpy
+    rounds them; a NaN stays a NaN."""
+    body = ("__kernel void cvt(__global const float* a, __global const ushort* h, __global ushort* ho, "
+            "__global float* fo) {\n"
+            "    const uint i = get_global_id(0);\n"
+            "    ho[i] = qk_f32_to_f16(a[i]);\n    fo[i] = qk_f16_to_f32(h[i]);\n}\n")  # fmt: skip
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    rng = np.random.default_rng(2)
+    exps = 2.0 ** np.arange(-26, 17)
+    ties = np.concatenate([exps * (1 + (2 * k + 1) * 2.0**-11) for k in range(4)])  # halfway between two f16
+    edge = np.array([0.0, -0.0, 65504.0, 65520.0, 65519.99, 1e9, -1e9, np.inf, -np.inf, np.nan, 2.0**-24, 2.0**-25,
+                     2.0**-25 * 1.0001, 2.0**-14, 2.0**-14 * (1 - 2.0**-11)])  # fmt: skip
+    a = np.concatenate([ties, -ties, edge, rng.standard_normal(65536 - 2 * ties.size - edge.size) * 100])
+    a = a.astype(np.float32)
+    assert a.size == bits.size
+    ho, fo = _run(opencl_nvidia, body, "cvt", (a, bits), (np.empty(a.size, np.uint16), np.empty(a.size, np.float32)))
+    want_f = bits.view(np.float16).astype(np.float32)
+    nan = np.isnan(want_f)
+    assert np.array_equal(fo[~nan], want_f[~nan]) and np.isnan(fo[nan]).all()
+    want_h = a.astype(np.float16)
+    nan = np.isnan(a)
+    assert np.array_equal(ho[~nan], want_h[~nan].view(np.uint16)) and np.isnan(ho[nan].view(np.float16)).all()
+
+
 @pytest.mark.parametrize("v,shape", dequantize_cases())
 def test_dequantize_numpy(v, shape, opencl_nvidia):
     qt = sample_for(v, shape)

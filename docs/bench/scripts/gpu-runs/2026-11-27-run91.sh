@@ -4,7 +4,7 @@
 set -u
 source .gpu/setup.sh > $OUT/setup.log 2>&1 || { cat $OUT/setup.log; exit 1; }
 date -u +%H:%M:%S; nvidia-smi --query-gpu=name --format=csv,noheader
-timeout 240 python3 -m pytest -m gpu tests/gpu/test_opencl_nvidia.py tests/gpu/test_gemv_mma_gpu.py -q -p no:cacheprovider -k "opencl or nvidia or f16_helpers" > $OUT/opencl_tests.log 2>&1
+timeout 240 python3 -m pytest -m gpu tests/gpu/test_opencl_nvidia.py -q -p no:cacheprovider > $OUT/opencl_tests.log 2>&1
 echo "opencl tests rc $?"; tail -4 $OUT/opencl_tests.log; date -u +%H:%M:%S
 B="--iters 10 --no-compile-times --no-progress --op gemv --shapes 4096x14336 --cold --no-bnb --host-calls 0 --formats q4_0,nf4:nested --dtypes f16 --m 1,8"
 for be in opencl cuda; do

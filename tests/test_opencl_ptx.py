@@ -25,7 +25,8 @@ WARPS = dataclasses.replace(PTX, name="opencl-nvidia-warps", dot4=False)
 ASM = 'asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(acc));'
 SHFL = 'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(o));'
 CVT = ('asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; cvt.u32.u16 %0, t; }"',
-       'asm("{ .reg .b16 t; cvt.u16.u32 t, %1; cvt.f32.f16 %0, t; }"')  # the f16 helpers' conversions
+       'asm("{ .reg .b16 t; cvt.u16.u32 t, %1; cvt.f32.f16 %0, t; }"',
+       'asm("sub.rn.f16x2 %0, %1, %2;"', 'asm("mul.rn.f16x2 %0, %1, %2;"')  # the f16 helpers' (pair) arithmetic
 
 
 def _render(v: dict, target):
@@ -123,19 +124,26 @@ def test_the_warp_shuffles_are_ptx_that_ptxas_takes():
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)")
-def test_the_f16_conversions_are_ptx_that_ptxas_takes():
+def test_the_f16_helpers_are_ptx_that_ptxas_takes():
     """The f16 helpers of a target with inline PTX (cvt, not the byte pair through private memory
-    that NVIDIA's compiler puts on its stack) as CUDA device functions: ptxas builds them, and the
-    PTX holds the two conversions. Their bits against numpy: tests/gpu/test_opencl_nvidia.py."""
+    that NVIDIA's compiler puts on its stack; f16x2 pair arithmetic from sm_53) as CUDA device
+    functions: ptxas builds them, and the PTX holds the four instructions. Their bits against numpy:
+    tests/gpu/test_opencl_nvidia.py."""
     helpers = dialect(PTX).helpers()
-    assert all(c in helpers[n] for c, n in zip(CVT, ("qk_f32_to_f16", "qk_f16_to_f32")))
-    assert "uchar b[2]" in dialect(PORTABLE).helpers()["qk_f32_to_f16"]  # no inline PTX: the byte pair
-    text = "\n\n".join(helpers[n].replace("inline ", "__device__ inline ", 1) for n in ("qk_f32_to_f16", "qk_f16_to_f32"))
+    names = ("qk_f32_to_f16", "qk_f16_to_f32", "qk_hsub2", "qk_hmul2")
+    assert all(c in helpers[n] for c, n in zip(CVT, names))
+    portable = dialect(PORTABLE).helpers()  # no inline PTX: the byte pair, pairs computed in f32
+    assert "uchar b[2]" in portable["qk_f32_to_f16"] and "asm" not in portable["qk_hsub2"]
+    old = dialect(dataclasses.replace(PTX, arch="sm_52", dot4=False, mma=False)).helpers()  # no f16x2 before sm_53
+    assert CVT[0] in old["qk_f32_to_f16"] and "asm" not in old["qk_hmul2"]
+    text = "\n\n".join(helpers[n].replace("inline ", "__device__ inline ", 1) for n in names)
     source = (f"typedef unsigned int uint;\ntypedef unsigned short ushort;\n\n{text}\n\n"
-              'extern "C" __global__ void k(const float* a, ushort* h, float* f) {\n'
+              'extern "C" __global__ void k(const float* a, ushort* h, float* f, uint* p) {\n'
               "    h[threadIdx.x] = qk_f32_to_f16(a[threadIdx.x]);\n"
-              "    f[threadIdx.x] = qk_f16_to_f32(h[threadIdx.x] ^ 1u);\n}\n")  # fmt: skip
+              "    f[threadIdx.x] = qk_f16_to_f32(h[threadIdx.x] ^ 1u);\n"
+              "    p[threadIdx.x] = qk_hmul2(qk_hsub2(p[threadIdx.x], 0x64006400u), p[threadIdx.x + 32u]);\n}\n")  # fmt: skip
     assert nvcc_compile(source, PTX.arch, name="qk_f16")
     ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
-    assert re.search(r"cvt\.rn\.f16\.f32", ptx) and re.search(r"cvt\.f32\.f16", ptx), ptx
+    for op in (r"cvt\.rn\.f16\.f32", r"cvt\.f32\.f16", r"sub\.rn\.f16x2", r"mul\.rn\.f16x2"):
+        assert re.search(op, ptx), (op, ptx)

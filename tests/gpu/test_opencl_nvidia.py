@@ -128,6 +128,25 @@ def test_f16_helpers_are_ieee_conversions(opencl_nvidia):
     assert np.array_equal(ho[~nan], want_h[~nan].view(np.uint16)) and np.isnan(ho[nan].view(np.float16)).all()
 
 
+def test_f16_pair_helpers_round_once(opencl_nvidia):
+    """qk_hsub2 and qk_hmul2 (PTX f16x2 from sm_53), built by NVIDIA's OpenCL compiler: each half of
+    random f16 pairs (finite, subnormals among them) is the float64 result rounded to f16 once."""
+    body = ("__kernel void pairs(__global const uint* a, __global const uint* b, __global uint* s, "
+            "__global uint* p) {\n"
+            "    const uint i = get_global_id(0);\n"
+            "    s[i] = qk_hsub2(a[i], b[i]);\n    p[i] = qk_hmul2(a[i], b[i]);\n}\n")  # fmt: skip
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 65536, (2, 2 * 65536), dtype=np.uint32).astype(np.uint16)
+    h[np.isnan(h.view(np.float16)) | np.isinf(h.view(np.float16))] = 0x3C00
+    a, b = (v.view(np.uint32) for v in h)
+    s, p = _run(opencl_nvidia, body, "pairs", (a, b), (np.empty_like(a), np.empty_like(a)))
+    fa, fb = (v.view(np.float16).astype(np.float64) for v in h)
+    for got, want in ((s, fa - fb), (p, fa * fb)):
+        want16 = want.astype(np.float16)
+        ok = (got.view(np.uint16) == want16.view(np.uint16)) | (np.isnan(want16) & np.isnan(got.view(np.float16)))
+        assert ok.all(), f"{(~ok).sum()} halves differ"
+
+
 @pytest.mark.parametrize("v,shape", dequantize_cases())
 def test_dequantize_numpy(v, shape, opencl_nvidia):
     qt = sample_for(v, shape)

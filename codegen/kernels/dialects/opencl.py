@@ -40,6 +40,23 @@ inline float qk_f16_to_f32(ushort h) {
     return f;
 }""",
 }
+# and its f16 pair arithmetic as the native f16x2 instructions (sm_53 on) where the base dialect
+# computes each half in f32 between two conversions
+_HALF2_PTX = {
+    f"qk_h{op}2": f"""\
+/* the f16 pair a {sym} b, rounded to nearest even: PTX {op}.rn.f16x2 */
+inline uint qk_h{op}2(uint a, uint b) {{
+    uint r;
+    asm("{op}.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}}""" for op, sym in (("sub", "-"), ("mul", "*"))
+}
+
+
+def _sm(arch: str) -> int:
+    """The compute capability of an NVIDIA arch ("sm_90" -> 90; 0 where it is not one)."""
+    return int(arch[3:]) if arch.startswith("sm_") and arch[3:].isdigit() else 0
+
 
 # Its OpenCL C has no sub-groups either, but the warp is there: lanes 32 consecutive work-items (as
 # CUDA's threads), and PTX shfl.sync (sm_70 on) moves values between them as CUDA's
@@ -100,6 +117,7 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
             "qk_half": "/* the half with these bits (needs cl_khr_fp16) */\n"
                        "inline half qk_half(uint bits) { return as_half((ushort)bits); }",
             **(_F16_PTX if self.target.inline_ptx else {}),
+            **(_HALF2_PTX if self.target.inline_ptx and _sm(self.target.arch) >= 53 else {}),
             **({"qk_dp4a": _DP4A_PTX} if self.target.inline_ptx else {}),
             **(_WARP_PTX if self.warp_ptx else {}),
             **({n: ptx_helper(n, "inline") for n in MMA_HELPERS} if self.target.mma else {}),

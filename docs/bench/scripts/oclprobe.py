@@ -1,6 +1,6 @@
-"""The int8dot path's two kernels alone on NVIDIA's OpenCL and on CUDA, with and without the knobs
-CUDA takes by default (quantize_q8_1's lane_group, gemv_int8dot's word_loads): device time of one
-launch (profiling events on OpenCL, CUDA events on CUDA), median of 50 after 5 untimed, hot, x f16
+"""The int8dot path's two kernels alone on NVIDIA's OpenCL, with and without the knobs CUDA takes by
+default (quantize_q8_1's lane_group, gemv_int8dot's word_loads): device time of one launch
+(profiling events), median of 50 after 5 untimed, hot, x f16
 [1, 14336], W [4096, 14336]; each gemv's y checked against the int8dot reference first.
 argv[1]: rows, comma-separated (default q4_0,q4_1,q8_0)."""
 import sys
@@ -24,7 +24,7 @@ def median_ms(dev, plan, args, sizes):
     return float(np.median([dev.time_ms(plan.kernel, args, g, l) for _ in range(50)]))
 
 
-for be, name in (("cuda", None), ("opencl", "NVIDIA")):
+for be, name in (("opencl", "NVIDIA"),):
     dev = open_device(be, name)
     print(f"== {be}: {dev.target.describe()}", flush=True)
     sizes = q8_1_sizes(1, K, "blocks")

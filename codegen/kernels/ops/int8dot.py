@@ -24,7 +24,7 @@ from ...formats.subscales import block_scales
 from ..cexpr import Sym, bare
 from ..source import Arg
 from .dequantize import decodes
-from .spec import LOCAL_BYTES, MAX_M, WORD_LOADS, OpSpec, Output, Request, lanes_of, load_align, part_index
+from .spec import LOCAL_BYTES, MAX_M, OpSpec, Output, Request, default_word_loads, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
 
@@ -231,7 +231,7 @@ def _gemv_context(req: Request) -> dict:
     if stage_x and x_planes and fmt.sub_scales:
         raise QKGenValueError(f"stage_x: True stages q8_1 blocks, not planes, for super-block rows ({fmt.name}); "
                               "allowed: False with x_planes")  # fmt: skip
-    word_loads = req.pop_bool("word_loads", t.backend in WORD_LOADS)  # 2-byte aligned codes as shifted words
+    word_loads = req.pop_bool("word_loads", default_word_loads(t))  # 2-byte aligned codes as shifted words
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
                  wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip

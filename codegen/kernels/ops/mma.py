@@ -23,7 +23,7 @@ from ..cexpr import Sym
 from ..source import Arg
 from ..dialects.base import half_bits
 from .dequantize import chunk_code_at, code_load_align
-from .spec import WORD_LOADS, OpSpec, Output, Request, one_scale_per_block, table_locals, weight_args
+from .spec import OpSpec, Output, Request, default_word_loads, one_scale_per_block, table_locals, weight_args
 
 CHUNK = 32  # elements a lane decodes at a time: 4 of them go into each of the step's 8 products
 FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (16-bit pairs), 2 of x
@@ -94,7 +94,7 @@ def _context(req: Request) -> dict:
     # tile and 16 warps were fastest or within 2% at M = 8 for nf4 nested (26.8 us; 8 warps 28.9,
     # 4 warps 44.1, 2 tiles 31.7), int4 row, q4_1 and q8_0; more tiles cost registers and warps.
     tiles = req.pop_int("tiles", 1, 1, 4)
-    word_loads = req.pop_bool("word_loads", req.target.backend in WORD_LOADS)
+    word_loads = req.pop_bool("word_loads", default_word_loads(req.target))
     wg = req.pop_wg(512, 32)
     warps = wg // 32
     tables, local_arrays = table_locals(req)

@@ -25,8 +25,16 @@ LOCAL_BYTES = 48 << 10  # static local memory a CUDA block (and NVIDIA's OpenCL 
 # shifted 4-byte words rather than 16-bit pairs (the word_loads knob). Sweep 11 (H200, 4096 x 14336,
 # f16 x, kernel alone, cold; docs/bench/2026-11-25-h200-mma.md): int8dot M = 1 q4_0 12.7 -> 11.3 us,
 # q8_0 20.9 -> 18.8, q5_0 13.6 -> 13.9; mma M = 8 q4_0 34.0 -> 27.9, q5_0 46.0 -> 33.8, q8_0 55.8 ->
-# 40.4. The float GEMV was slower with them (q4_0 18.0 -> 20.2 us), so it keeps 16-bit pairs.
+# 40.4. The float GEMV was slower with them (q4_0 18.0 -> 20.2 us), so it keeps 16-bit pairs. NVIDIA's
+# OpenCL (a target with inline PTX: NVIDIA hardware) takes them too: H200 run 93 (oclprobe.py, int8dot
+# M = 1, f16 x, kernel alone, hot) q4_0 17.2 -> 15.2 us, q8_0 28.7 -> 21.9, q6_k 33.7 -> 23.8, q5_0
+# 17.9 -> 16.1, q4_1 14.2 -> 13.8, q4_k 16.1 -> 16.2.
 WORD_LOADS = frozenset({"cuda"})
+
+
+def default_word_loads(target) -> bool:
+    """The word_loads knob's default on this target: CUDA, and OpenCL with inline PTX (NVIDIA's)."""
+    return target.backend in WORD_LOADS or target.inline_ptx
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,8 @@ def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
     assert default_path(get_target("cuda-sm90"), nf4, 8, "bf16") == "mma"
     assert default_path(get_target("cuda-sm90"), nf4, 1, "f32") == "mma"  # x rounded to f16 as it loads
     assert default_path(get_target("cuda-sm90"), qkgen.formats.get("fp4"), 1, "f32") == "mma"  # run 81
-    assert default_path(get_target("cuda-sm90"), qkgen.formats.get("blockwise8"), 8, "f32") == "float"  # not timed
+    assert default_path(get_target("cuda-sm90"), qkgen.formats.get("blockwise8"), 8, "f32") == "mma"  # run 90
+    assert default_path(get_target("cuda-sm90"), qkgen.formats.get("blockwise8"), 4, "f32") == "float"  # not timed
     no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
     assert default_path(no_mma, nf4, 8, "f16") == "float"
 
@@ -81,3 +82,20 @@ def test_default_call_on_opencl_is_the_float_path(rng):
     qt = qkgen.quantize(rng.standard_normal((33, 256)).astype(np.float32), "q5_1")
     x = rng.standard_normal((2, 256)).astype(np.float32)
     np.testing.assert_array_equal(qkgen.gemv(qt, x, backend="opencl"), qkgen.gemv(qt, x, path="float", backend="opencl"))
+
+
+def test_mma_knobs_two_tiles_with_f32_x_at_m8():
+    """runtime.paths' gemv_mma knobs: two tiles a warp with f32 x from M = 8 on CUDA (the plan's
+    kernel says so); the op's one tile below that, with f16 x and on other kinds of device."""
+    from qkgen.runtime.paths import MMA_KNOBS, mma_knobs
+
+    cuda, ocl = get_target("cuda-sm90"), get_target("opencl-nvidia-sm90")
+    mma = set(qkgen.kernels.ops.get_op("gemv_mma").formats())
+    for key, rows in MMA_KNOBS.items():
+        assert set(rows) <= mma and all(1 <= m <= 8 for m, _ in rows.values()), key
+    nf4 = qkgen.formats.get("nf4")
+    assert mma_knobs(cuda, nf4, 8, "f32") == {"tiles": 2}
+    assert mma_knobs(cuda, nf4, 7, "f32") == {} == mma_knobs(cuda, nf4, 8, "f16") == mma_knobs(ocl, nf4, 8, "f32")
+    assert mma_knobs(cuda, qkgen.formats.get("q4_0"), 8, "f32") == {}
+    name = qkgen.render("gemv_mma", "nf4", cuda, dtype="f32", nested=True, **mma_knobs(cuda, nf4, 8, "f32")).name
+    assert "tiles2" in name

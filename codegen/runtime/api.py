@@ -24,7 +24,7 @@ from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
-                    float_knobs, int8frag_knobs)
+                    float_knobs, int8frag_knobs, mma_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -211,8 +211,9 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         _check_k(k, plan.ks.param("ept"), qt.describe())
         return [plan], sizes
     if path == "mma":
+        knobs = mma_knobs(dev.target, qt.format, m, dtype)  # shapes measured faster on this kind of device
         plan = Plan.make(dev, "gemv_mma", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                         scale_mode=qt.scale_mode)  # fmt: skip
+                         scale_mode=qt.scale_mode, **knobs)  # fmt: skip
         _check_k(k, plan.ks.param("ept"), f"the mma path ({qt.describe()})")
         return [plan], sizes
     op = "gemv_int8mma" if path == "int8mma" else "gemv_int8dot"

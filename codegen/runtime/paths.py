@@ -137,8 +137,10 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # 2), so fp4 joined; nf4 29.1 / 25.5 / 26.5 against 39.8 / 32.3 / 33.1; int4 row 25.6 / 22.7 / 23.6
 # against 26.4 / 21.1 / 21.4, groups of 128 25.9 / 22.7 / 24.2 against 28.2 / 23.3 / 24.7 (mixed:
 # int4 stays). The other rows were not timed with f32 x.
+# int8 row and blockwise8 from M = 8, with two tiles a warp (MMA_KNOBS; H200 run 90, sweep 42, kernel
+# alone, cold): float -> mma 55.6 -> 35.6 us and 66.9 -> 50.3.
 FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 1}),
+    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 1, "int8": 8, "blockwise8": 8}),
     # NVIDIA's OpenCL (run 71, f32 x): nf4 nested 35.5 against 40.7 us at M = 2, 57.5 against 70.4 at 8
     "opencl-nvidia": MappingProxyType({"nf4": 2}),
 })  # fmt: skip
@@ -245,6 +247,24 @@ QUANTIZE_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 def quantize_knobs(target: Target, fmt: Format) -> dict:
     """The device quantizer's render knobs for this row on this kind of device (QUANTIZE_KNOBS; {}: the op's defaults)."""
     return dict(QUANTIZE_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
+
+
+# (device kind, x dtype) -> row -> (least M, gemv_mma's render knobs from that M) where others than
+# its defaults were measured faster. f32 x at M = 8: every work-group of one 16-row tile reads all of
+# x, twice the bytes of f16 x; two tiles a warp halve that. H200 run 90 (sweep 42, 4096 x 14336,
+# kernel alone, cold), tiles 1 -> 2: nf4 nested 51.6 -> 40.5 us, fp4 nested 51.4 -> 41.1, int4 row
+# 41.2 -> 37.9, int8 row 45.2 -> 35.6, blockwise8 64.4 -> 50.3 (4 tiles, or 256-lane work-groups:
+# slower); at M = 4 nf4 34.9 -> 33.0, at M = 1 24.8 -> 29.8, with f16 x at M = 8 26.7 -> 31.7.
+MMA_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
+    ("cuda", "f32"): MappingProxyType({f: (8, MappingProxyType({"tiles": 2}))
+                                       for f in ("nf4", "fp4", "int4", "int8", "blockwise8")}),
+})  # fmt: skip
+
+
+def mma_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
+    """gemv_mma's render knobs for this row, M and x dtype on this kind of device ({}: its defaults)."""
+    least, knobs = MMA_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, (MAX_M + 1, {}))
+    return dict(knobs) if m >= least else {}
 
 
 def default_int8mma_layout(target: Target, fmt: Format) -> str:

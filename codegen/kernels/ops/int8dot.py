@@ -201,12 +201,18 @@ def _gemv_context(req: Request) -> dict:
     # One row a team at M = 1 for 8-bit block rows (q8_0: 32 code bytes a block; sweep 17, H200, f32 x,
     # kernel alone: 19.1 -> 17.9 us cold; q4_0 and q4_1 slower so: 11.2 -> 13.3, 11.4 -> 11.9).
     wide = not sub and fmt.bits == 8
-    rpw = req.pop_int("rpw", 2 if halves else 4 if mmax > 1 else 1 if ept == 16 or wide else 2, 1, 8)
+    # 2 rows a team at M > 1 for 32-element sub-blocks of two code planes (q5_k): with 4 its kernel
+    # spilled (98 registers, 128 bytes of local memory). H200 sweep 43 (run 96, kernel alone, cold, M =
+    # 8): 49.3 -> 38.3 us with f16 x, 42.6 -> 38.2 with f32; q2_k, q4_k, mxfp4 slower so (34.0 -> 37.7,
+    # 31.6 -> 36.3, 29.9 -> 38.3), nvfp4 equal.
+    two_planes = sub == act.block and len(fmt.planes) > 1
+    two_rows = halves or (mmax > 1 and two_planes)
+    rpw = req.pop_int("rpw", 2 if two_rows else 4 if mmax > 1 else 1 if ept == 16 or wide else 2, 1, 8)
     # 2 slices at M = 1 too for 32-element sub-blocks of two code planes (q5_k; sweeps 18-19, H200,
     # kernel alone: 16.2 -> 15.2 us with f32 x, 16.0 -> 15.1 with f16; one plane, q4_k: 12.1 -> 12.7, and
     # mxfp4: 15.3 -> 15.5, keep 4)
     two_teams = mmax > 1 and sub == act.block
-    slices = req.pop_int("slices", 2 if two_teams or (sub == act.block and len(fmt.planes) > 1) else 4, 1, 16)
+    slices = req.pop_int("slices", 2 if two_teams or two_planes else 4, 1, 16)
     wg = req.pop_wg(256 if two_teams else 128, lanes * slices)
     code_bytes = fmt.code_bytes(fmt.block)
     # layout "planes": W and xq in their rows' planes (formats.layout), W's made once by repack_planes

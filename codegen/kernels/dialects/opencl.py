@@ -99,7 +99,8 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
         # f16 <-> f32 through vstore_half_rte / vload_half on private memory: core OpenCL C 1.2,
         # no cl_khr_fp16 needed (NVIDIA and pocl have none). The half goes through a byte pair, not
         # a ushort seen as a half: that aliasing let pocl's LLVM drop the store and return 0 (the
-        # mma path's outputs on pocl, an AMD host); a char object's store aliases every load.
+        # mma path's outputs on pocl, an AMD host); a char object's store aliases every load. Targets
+        # with inline PTX (NVIDIA) take PTX cvt and f16x2 instead (_F16_PTX, _HALF2_PTX), below.
         return {
             **super().helpers(),
             "qk_f32_to_f16": "/* f32 -> f16 bits, round to nearest even (core OpenCL C: no cl_khr_fp16 needed); the\n"

@@ -232,8 +232,8 @@ def float_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
 
 
 # backend -> {format: the device quantizer's render knobs where others than the op's defaults were
-# measured faster}. The K-quant searches with `lanes` work-items a block (one a sub-block for q3_k
-# and q6_k, two sub-blocks each for the others): NVIDIA H200, 2026-11-27, run 87
+# measured faster}. The K-quant searches with `lanes` work-items a block (one a sub-block, q2_k's
+# 16: two each): NVIDIA H200, 2026-11-27, run 87
 # (docs/bench/scripts/quantsweep.py qsweep_kquant_lanes.json, x 4096 x 14336, kernel alone, codes
 # equal to the public call's), f16 x, lanes 1 -> these: q2_k 1239 -> 974 us, q3_k 971 -> 506, q4_k
 # 1739 -> 1339, q5_k 1621 -> 1124, q6_k 1312 -> 815 (f32 x alike). Still 3-12% of the copy ceiling:

@@ -34,6 +34,12 @@ def _render(v: dict, target):
     return render(v.pop("op"), v.pop("format"), target, **v).source
 
 
+def _ptx(source: str) -> str:
+    """CUDA source as nvcc's PTX for the profile's arch."""
+    return subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+
+
 def _kernel(src: str) -> str:
     """The kernel from its qualifier on (no header, no helpers)."""
     return src.split("\n__kernel\n", 1)[1]
@@ -102,8 +108,7 @@ def test_the_asm_is_ptx_that_ptxas_takes():
               "    out[i] = qk_dp4a(a[i], b[i], out[i]);\n"
               "    out[i + 32u] = __dp4a((int)a[i], (int)b[i], out[i + 32u]);\n}\n")  # fmt: skip
     assert nvcc_compile(source, PTX.arch, name="qk_dp4a")  # ptxas checks the asm statement
-    ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    ptx = _ptx(source)
     assert len(re.findall(r"^\s*dp4a\.s32\.s32 %r\d+, %r\d+, %r\d+, %r\d+;", ptx, re.M)) == 2, ptx
 
 
@@ -118,8 +123,7 @@ def test_the_warp_shuffles_are_ptx_that_ptxas_takes():
               'extern "C" __global__ void k(const float* a, float* out) {\n'
               "    out[threadIdx.x] = qk_warp_sum(a[threadIdx.x]) + qk_warp_max(a[threadIdx.x]);\n}\n")  # fmt: skip
     assert nvcc_compile(source, PTX.arch, name="qk_warp")
-    ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    ptx = _ptx(source)
     assert len(re.findall(r"^\s*shfl\.sync\.bfly\.b32\s", ptx, re.M)) >= 2, ptx
 
 
@@ -143,7 +147,6 @@ def test_the_f16_helpers_are_ptx_that_ptxas_takes():
               "    f[threadIdx.x] = qk_f16_to_f32(h[threadIdx.x] ^ 1u);\n"
               "    p[threadIdx.x] = qk_hmul2(qk_hsub2(p[threadIdx.x], 0x64006400u), p[threadIdx.x + 32u]);\n}\n")  # fmt: skip
     assert nvcc_compile(source, PTX.arch, name="qk_f16")
-    ptx = subprocess.run([find_nvcc(), f"-arch={PTX.arch}", "-ptx", "-x", "cu", "-", "-o", "-"], input=source,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    ptx = _ptx(source)
     for op in (r"cvt\.rn\.f16\.f32", r"cvt\.f32\.f16", r"sub\.rn\.f16x2", r"mul\.rn\.f16x2"):
         assert re.search(op, ptx), (op, ptx)

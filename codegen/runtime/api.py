@@ -24,7 +24,7 @@ from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
-                    float_knobs, int8frag_knobs, mma_knobs)
+                    float_knobs, int8frag_knobs, int8mma_sub_knobs, mma_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -216,13 +216,22 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
                          scale_mode=qt.scale_mode, **knobs)  # fmt: skip
         _check_k(k, plan.ks.param("ept"), f"the mma path ({qt.describe()})")
         return [plan], sizes
-    op = "gemv_int8mma" if path == "int8mma" else "gemv_int8dot"
-    if not get_op(op).accepts(qt.format):
+    # the int8mma path: gemv_int8mma for block rows, gemv_int8mma_sub for super-block rows
+    ops = ("gemv_int8mma", "gemv_int8mma_sub") if path == "int8mma" else ("gemv_int8dot",)
+    op = next((o for o in ops if get_op(o).accepts(qt.format)), None)
+    if op is None:
         raise QKGenValueError(f"qtensor.format: {qt.format.name} has no {path} path; allowed: "
-                              f"{', '.join(get_op(op).formats())}")  # fmt: skip
+                              f"{', '.join(f for o in ops for f in get_op(o).formats())}")  # fmt: skip
     act = get(INT8DOT_ACT)
     multiple = k_multiple(qt.format)
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
+    if op == "gemv_int8mma_sub":
+        if layout not in (None, "blocks"):
+            raise QKGenValueError(f"layout: {layout!r}; the int8mma path of {qt.format.name} reads the blocks; "
+                                  "allowed: blocks")  # fmt: skip
+        sizes.update(q8_1_sizes(m, k, "blocks"))
+        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
+        return [quant, Plan.make(dev, op, qt.format, dtype=dtype, **int8mma_sub_knobs(dev.target, qt.format))], sizes
     if op == "gemv_int8mma":
         layout = layout or default_int8mma_layout(dev.target, qt.format)
         if layout not in ("blocks", "fragments"):

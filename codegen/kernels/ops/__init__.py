@@ -5,11 +5,12 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from ...errors import QKGenValueError
-from . import dequantize, embedding, exact_sum, gemv, int8dot, int8frag, int8mma, mma, quantize, repack
+from . import dequantize, embedding, exact_sum, gemv, int8dot, int8frag, int8mma, int8mma_sub, mma, quantize, repack
 from .spec import MAX_M, OpSpec, Output, Request
 
 OPS: MappingProxyType[str, OpSpec] = MappingProxyType(
-    {s.name: s for s in (dequantize.SPEC, gemv.SPEC, int8dot.QUANTIZE_Q8_1, int8dot.GEMV_INT8DOT, int8mma.SPEC, int8frag.GEMV_INT8FRAG, mma.SPEC, embedding.SPEC,
+    {s.name: s for s in (dequantize.SPEC, gemv.SPEC, int8dot.QUANTIZE_Q8_1, int8dot.GEMV_INT8DOT, int8mma.SPEC, int8frag.GEMV_INT8FRAG,
+                         int8mma_sub.SPEC, mma.SPEC, embedding.SPEC,
                          quantize.QUANTIZE_STATS, quantize.QUANTIZE, quantize.QUANTIZE_BLOCKWISE,
                          repack.SPEC, int8frag.REPACK_FRAGMENTS, exact_sum.SPEC)}
 )

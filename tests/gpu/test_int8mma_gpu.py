@@ -1,6 +1,6 @@
 """The int8mma GEMV path on the CUDA GPU (PTX mma m16n8k32, signed bytes), W read from its blocks
-(gemv_int8mma) and from its fragments layout (gemv_int8frag, repacked by repack_fragments): every
-format x layout x dtype x M against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
+(gemv_int8mma; super-block rows: gemv_int8mma_sub) and from its fragments layout (gemv_int8frag,
+repacked by repack_fragments): every format x layout x dtype x M against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
 float64), within the f32 bound of those terms, on sizes with row and block tails; then model-sized
 torch tensors, and the same call inside a CUDA graph."""
 
@@ -16,6 +16,7 @@ from qkgen.tools import check
 
 pytestmark = pytest.mark.gpu
 FORMATS = get_op("gemv_int8mma").formats()
+SUB_FORMATS = get_op("gemv_int8mma_sub").formats()
 DTYPES = ("f16", "bf16", "f32")
 
 
@@ -24,7 +25,9 @@ def compiled(cuda_device):
     """The kernels built up front by parallel nvcc runs."""
     cuda_device.compile_many([render(op, f, cuda_device.target, dtype=t) for op in ("gemv_int8mma", "gemv_int8frag")
                               for f in FORMATS for t in DTYPES]
-                             + [render("repack_fragments", f, cuda_device.target, dtype="u8") for f in FORMATS])
+                             + [render("repack_fragments", f, cuda_device.target, dtype="u8") for f in FORMATS]
+                             + [render("gemv_int8mma_sub", f, cuda_device.target, dtype=t) for f in SUB_FORMATS
+                                for t in DTYPES])
 
 
 def _within_terms_bound(y, x, qt, dtype: str) -> bool:
@@ -53,7 +56,23 @@ def test_int8mma_cuda(fmt, dtype, m, layout, cuda_device):
     assert _within_terms_bound(y, x, qt, dtype)
 
 
-@pytest.mark.parametrize("fmt", ["q4_0", "q5_1", "q8_0"])
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fmt", SUB_FORMATS)
+def test_int8mma_sub_cuda(fmt, dtype, m):
+    """Super-block rows (gemv_int8mma_sub): N = 83 (a 16-row tail) and K = 5 x 256 (40 chunks: the
+    last turn's chunks past the end)."""
+    rng = np.random.default_rng(m)
+    qt = qkgen.quantize(rng.standard_normal((83, 5 * 256)).astype(np.float32), fmt)
+    x = check.gemv_x(rng, m, qt.shape[1], dtype)
+    plans, _ = api.gemv_plans(qt, x, "int8mma", "cuda")
+    assert plans[-1].ks.op == "gemv_int8mma_sub"
+    y = qkgen.gemv(qt, x, path="int8mma", backend="cuda")
+    assert y.shape == (m, 83)
+    assert _within_terms_bound(y, x, qt, dtype)
+
+
+@pytest.mark.parametrize("fmt", ["q4_0", "q5_1", "q8_0", "q4_k", "q6_k", "mxfp4"])
 def test_int8mma_torch_large_and_graph(fmt, layout, torch_cuda):
     """Torch tensors on a model-sized weight (448 blocks a row), the same y as the int8dot path
     within the bound, and the same call captured in a CUDA graph gives the same y."""

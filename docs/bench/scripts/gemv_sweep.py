@@ -1,6 +1,7 @@
 """Kernel-level GEMV / dequantize probe: Plan-launched (no API host path), graph-timed device time,
 cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of
-cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot", "gemv_int8mma" or
+cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot", "gemv_int8mma",
+"gemv_int8mma_sub" or
 "dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
 "layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
 planes, neither timed; or "x_planes": true, x alone in planes; the float and mma ops may take
@@ -63,7 +64,7 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     op = ov.pop("op", op)
     if op == "dequantize":
         return run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov)
-    if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag"):
+    if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub"):
         mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # the mma kernels take any M <= 8
         loads = ov.pop("loads", None)  # an experiment: misaligned runs through aligned vectors (vector_loads)
         with vector_loads(loads):
@@ -100,7 +101,7 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     (ybuf, yarr, _), = plan.outputs(sizes, like=x).values()
     y = yarr.view(m, n)
     g, l = plan.geometry(sizes)
-    int8 = op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag")
+    int8 = op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub")
     vals = {"xq": xq, "y": ybuf} if int8 else {"x": x, "y": ybuf}
     bound = [plan.bind({**a, **vals}, sizes) for a in arrs]  # bound once: only pointers and scalars
     launch = lambda i: dev.launch(plan.kernel, bound[i], g, l)

@@ -7,10 +7,9 @@ cost 1.8-2.7x M = 1 for these rows, H200 run 89); here one instruction serves 16
 activation columns. The numbers are the int8dot path's: the same integer sums per sub-block, the
 same terms (int8dot_terms), added in another order.
 
-A warp copies each step's super-blocks of its 16 rows to its own local memory first, so that its
-global loads take consecutive bytes; a lane (g = lane / 4, q = lane % 4) then takes rows g and g + 8
-and activation row g at the chunk's elements 4q..4q+3 and 16+4q..16+4q+3 (chunk words q and q + 4),
-the fragments of one [16 x 32] . [32 x 8] product, from there. Chunk word k of a code plane is the 4 bytes at 4k of the chunk's run (one byte an
+A lane (g = lane / 4, q = lane % 4) takes rows g and g + 8 and activation row g at the chunk's
+elements 4q..4q+3 and 16+4q..16+4q+3 (chunk words q and q + 4), the fragments of one [16 x 32] .
+[32 x 8] product. Chunk word k of a code plane is the 4 bytes at 4k of the chunk's run (one byte an
 element, at the run's slot: gemv_int8dot's _plane_chunk, with a chunk of one q8_1 block). Table
 codes (MXFP4, NVFP4) are looked up from the loaded word holding chunk word k, its low or high
 nibbles. A sub-block of 16 elements is half the product: the other half's fragments are zeros.
@@ -21,14 +20,12 @@ sub-block's own activation sum, one more product with W all ones.
 
 from __future__ import annotations
 
-import math
-
 from ...errors import QKGenValueError
 from ...formats import get
 from ..source import Arg
 from .int8dot import ACT, _sub_block_context, int8dot_reference, is_sub_block_weight, reads_x_sum
 from .int8mma import FRAG_WORDS
-from .spec import LOCAL_BYTES, OpSpec, Output, Request
+from .spec import OpSpec, Output, Request, load_align
 
 
 def accepts(fmt) -> bool:
@@ -66,47 +63,25 @@ def _context(req: Request) -> dict:
         raise QKGenValueError(f"format: {fmt.name} has no int8mma_sub kernel; allowed: "
                               f"{', '.join(SPEC.formats())}")  # fmt: skip
     assert (act.offsets["d"], act.offsets["s"], act.offsets["qs"]) == (0, 2, 4), "q8_1: d, s, then the codes"
-    # The warps of a work-group take steps of `unroll` super-blocks of the 16 rows (warp w: steps w,
-    # w + warps, ...; 256 elements a step by default) and add up their sums in local memory. A step's
-    # blocks are first copied to the warp's own local memory (its stage) in units of the block
-    # alignment, row after row, so that each global load takes consecutive bytes: run 98 (H200, M = 8)
-    # measured the fragments' own loads from global memory, 4-byte words of 8 rows each with the
-    # scales read per lane, at 1.3-2.6x gemv_int8dot's time.
+    # the warps of a work-group take turns of `unroll` chunks of the 16 rows (warp w: turn t's chunks
+    # (t warps + w) unroll + u) and add up their sums in local memory
     wg = req.pop_wg(256, 32)
-    unroll = req.pop_int("unroll", max(1, 256 // fmt.block), 1, 16)
+    unroll = req.pop_int("unroll", 2, 1, 8)
     warps = wg // 32
     ctx = _sub_block_context(fmt, act, act.block, False, False)
-    unit = math.gcd(fmt.block_align, 4)
-    row_bytes = unroll * fmt.block_bytes  # a W row's bytes of a step
-    # a row's bytes in the stage: whole words, padded to 4 (mod 8) words, so that the 8 quads of a warp
-    # reading 4 consecutive words of 8 rows hit 32 different banks (as gemv_int8mma's bank_pad)
-    words = -(-row_bytes // 4)
-    row_stride = 4 * (words + (4 - words) % 8)
-    w_stride = max(16 * row_stride // 4, 128)  # a warp's stage words; at the end its 128 sums
     args = [Arg("blocks", "in", "u8", bind="data"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
-            Arg("wstage", "local", "u32", count=warps * w_stride)]  # fmt: skip
+            Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
     if not t.mma:
         args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
-    need = sum(a.nbytes() for a in args if a.kind == "local")
-    if need > LOCAL_BYTES:
-        raise QKGenValueError(f"unroll: {unroll}; with wg {wg} the stages of {fmt.name} need {need} bytes of local "
-                              f"memory; allowed: at most {LOCAL_BYTES} (a smaller unroll or wg)")  # fmt: skip
-    # the alignment of a field's bytes in the stage (row starts, block starts, the field's offset)
-    stage_align = lambda off: math.gcd(row_stride, fmt.block_bytes, off, 4)  # noqa: E731
-    # chunk words q and q + 4 of a code plane: 4 bytes at 4k of a run of 32 (locate: 32-byte aligned)
-    word_align = [stage_align(fmt.offsets[p["field"]]) for p in ctx["planes"]]
+    # a lane's 4-byte loads of chunk words q and q + 4: a run's alignment, at most a word's (2-byte
+    # aligned words as 16-bit pairs: a single word gains nothing from word_loads' shifted words)
+    word_align = [min(p["align"], 4) for p in ctx["planes"]]
     same, halves = _lut_fixed(fmt) if ctx["lut"] else (False, None)
-    halfs = {f: fmt.offsets[f] for f in ("d", "dmin") if fmt.has_field(f)}
-    assert all(stage_align(o) % 2 == 0 for o in halfs.values()), "f16 fields 2-byte aligned"
-    lut_align = stage_align(fmt.offsets[fmt.planes[0].field]) if ctx["lut"] else 0
-    need16 = unit == 2 or bool(halfs) or 2 in word_align or lut_align == 2  # a ushort view of the stage
     return dict(
-        ctx, args=args, wg=wg, warps=warps, unroll=unroll, act=act, unit=unit, need16=need16, row_bytes=row_bytes,
-        row_units=row_bytes // unit, row_stride=row_stride, w_stride=w_stride,
-        w_loads=-(-16 * row_bytes // unit // 32), word_align=word_align, halfs=halfs,
+        ctx, args=args, wg=wg, warps=warps, unroll=unroll, act=act, word_align=word_align,
         lut_at=lut_words(fmt, act.block) if ctx["lut"] else [], lut_same=same, lut_halves=halves,
-        lut_align=lut_align,
+        lut_align=min(load_align(fmt, fmt.planes[0].field, 4), 4) if ctx["lut"] else 0,
         zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "", frag_words=FRAG_WORDS,
         use_sx=reads_x_sum(fmt, act), min_sums=fmt.has_min and fmt.sub_block < act.block,
     )  # fmt: skip

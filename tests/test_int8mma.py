@@ -73,9 +73,9 @@ def test_formats_and_refusals(rng):
     assert set(FORMATS) == {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}
     with pytest.raises(QKGenValueError, match="unroll: 16; with wg 1024 .* allowed: at most"):
         render("gemv_int8mma", "q8_0", "cuda-sm90", dtype="f16", unroll=16, wg=1024)
-    qt = qkgen.quantize(rng.standard_normal((16, 256)).astype(np.float32), "q4_k")
+    qt = qkgen.quantize(rng.standard_normal((16, 256)).astype(np.float32), "nf4")
     x = rng.standard_normal((2, 256)).astype(np.float32)
-    with pytest.raises(QKGenValueError, match="q4_k has no int8mma path; allowed: q4_0, q4_1, q5_0, q5_1, q8_0"):
+    with pytest.raises(QKGenValueError, match="nf4 has no int8mma path; allowed: q4_0, q4_1, q5_0, q5_1, q8_0, q2_k"):
         qkgen.gemv(qt, x, path="int8mma", backend="opencl")
     q4 = qkgen.quantize(rng.standard_normal((16, 256)).astype(np.float32), "q4_0")
     with pytest.raises(QKGenValueError, match="layout: 'planes' is not one the int8mma path reads; allowed: blocks, "):

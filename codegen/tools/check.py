@@ -256,6 +256,7 @@ def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "gemv_int8mma": functools.partial(_check_gemv_int8dot, path="int8mma"),
           "gemv_int8frag": functools.partial(_check_gemv_int8dot, path="int8mma", layout="fragments"),
+          "gemv_int8mma_sub": functools.partial(_check_gemv_int8dot, path="int8mma"),
           "gemv_mma": functools.partial(_check_gemv, path="mma"), "embedding": _check_embedding,
           "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,

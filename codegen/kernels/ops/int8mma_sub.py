@@ -9,18 +9,24 @@ same terms (int8dot_terms), added in another order.
 
 A lane (g = lane / 4, q = lane % 4) takes rows g and g + 8 and activation row g at the chunk's
 elements 4q..4q+3 and 16+4q..16+4q+3 (chunk words q and q + 4), the fragments of one [16 x 32] .
-[32 x 8] product. Chunk word k of a code plane is the 4 bytes at 4k of the chunk's run (one byte an
-element, at the run's slot: gemv_int8dot's _plane_chunk, with a chunk of one q8_1 block). Table
+[32 x 8] product, loaded from global memory as they are. Chunk word k of a code plane is the 4
+bytes at 4k of the chunk's run (one byte an element, at the run's slot: gemv_int8dot's
+_plane_chunk, with a chunk of one q8_1 block). Table
 codes (MXFP4, NVFP4) are looked up from the loaded word holding chunk word k, its low or high
 nibbles. A sub-block of 16 elements is half the product: the other half's fragments are zeros.
 Zero points (Q3_K's 4, Q6_K's 32) come off each code byte before the product, so the codes are
 signed; mins of 32-element sub-blocks fold into the q8_1 sum s, those of 16 (Q2_K) into the
 sub-block's own activation sum, one more product with W all ones.
+
+Measured slower than gemv_int8dot at every M on an H200 (run 98, M = 8, kernel alone: 39-85 us
+against 30-39), so no row takes it by default: a lane's fragment words are 4-byte loads of 8 rows
+each, and each quad lane decodes its rows' sub-block scales again. Staging each step's blocks in
+local memory first (as gemv_int8mma does) was slower still (run 99: q6_k 71.5 -> 180.8 us). A
+layout made for it (W repacked once, as gemv_int8frag reads the block rows) is what it lacks.
 """
 
 from __future__ import annotations
 
-from ...errors import QKGenValueError
 from ...formats import get
 from ..source import Arg
 from .int8dot import ACT, _sub_block_context, int8dot_reference, is_sub_block_weight, reads_x_sum
@@ -59,13 +65,13 @@ def _lut_fixed(fmt) -> tuple[bool, tuple[int, ...] | None]:
 
 def _context(req: Request) -> dict:
     fmt, act, t = req.fmt, get(ACT), req.target
-    if not accepts(fmt):
-        raise QKGenValueError(f"format: {fmt.name} has no int8mma_sub kernel; allowed: "
-                              f"{', '.join(SPEC.formats())}")  # fmt: skip
     assert (act.offsets["d"], act.offsets["s"], act.offsets["qs"]) == (0, 2, 4), "q8_1: d, s, then the codes"
     # the warps of a work-group take turns of `unroll` chunks of the 16 rows (warp w: turn t's chunks
-    # (t warps + w) unroll + u) and add up their sums in local memory
-    wg = req.pop_wg(256, 32)
+    # (t warps + w) unroll + u) and add up their sums in local memory. 16 warps: sweep 44 (run 98,
+    # H200, 4096 x 14336, M = 8, f16 x, kernel alone, cold), 8 -> 16 warps: q2_k 43.0 -> 39.3 us, q3_k
+    # 79.0 -> 70.4, q6_k 71.5 -> 59.0, mxfp4 55.6 -> 41.3, nvfp4 59.0 -> 51.1, q4_k and q5_k equal
+    # (68.6, 85.3); 4 warps 1.4-2x slower.
+    wg = req.pop_wg(512, 32)
     unroll = req.pop_int("unroll", 2, 1, 8)
     warps = wg // 32
     ctx = _sub_block_context(fmt, act, act.block, False, False)

@@ -99,3 +99,14 @@ def test_mma_knobs_two_tiles_with_f32_x_at_m8():
     assert mma_knobs(cuda, qkgen.formats.get("q4_0"), 8, "f32") == {}
     name = qkgen.render("gemv_mma", "nf4", cuda, dtype="f32", nested=True, **mma_knobs(cuda, nf4, 8, "f32")).name
     assert "tiles2" in name
+
+
+def test_nvidia_opencl_f16_rows_follow_run_101():
+    """NVIDIA's OpenCL with f16 x (H200, run 101): the mma path for q4_0 from M = 2, int8dot for
+    q5_0 at every M > 1, int8mma for q8_0 from M = 4 and q5_1 at M = 8, the float path at M = 1."""
+    t = get_target("opencl-nvidia-sm90")
+    want = {"q4_0": ("float", "mma", "mma", "mma"), "q5_0": ("float", "int8dot", "int8dot", "int8dot"),
+            "q8_0": ("float", "int8dot", "int8mma", "int8mma"), "q5_1": ("float", "int8dot", "int8dot", "int8mma")}
+    for fmt, paths in want.items():
+        got = tuple(default_path(t, qkgen.formats.get(fmt), m, "f16") for m in (1, 2, 4, 8))
+        assert got == paths, fmt

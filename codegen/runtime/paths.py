@@ -120,12 +120,16 @@ def default_lane_group(target: Target) -> bool:
 # mma's 22.0 (23.1 against 25.6 at M = 8), so q4_0 left it too. Run 64 (H100, f16 x, public calls,
 # x in fragments too, docs/bench/2026-11-26-h100-int8frag-x.md): q4_1's int8mma path 22.8 us at M = 8
 # against mma's 26.0, so q4_1 left it: no GGUF row is here now.
-# NVIDIA's OpenCL (run 71, f16 x, cold): nf4 nested's mma path 30.9 us at M = 2 against the float
-# path's 36.9 (35.8 against 68.5 at M = 8); q4_1's 28.8 at M = 2 against int8dot's 30.1 (30.4
-# against int8mma's 32.7 at M = 8). The other rows were not timed there.
+# NVIDIA's OpenCL (run 71, H100, f16 x, cold): nf4 nested's mma path 30.9 us at M = 2 against the
+# float path's 36.9 (35.8 against 68.5 at M = 8); q4_1's 28.8 at M = 2 against int8dot's 30.1 (30.4
+# against int8mma's 32.7 at M = 8). Run 101 (H200, after session 21's PTX f16 helpers and word
+# loads, every path of the legacy rows and nf4 nested, f16 x, public calls, cold,
+# docs/bench/2026-11-27-h200-session22.md): q4_0's mma path 31.2 / 32.0 / 33.1 us at M = 2 / 4 / 8
+# against int8dot's 48.7 / 43.0 / 50.6 and int8mma's 34.3 / 42.9 / 57.4, so q4_0 takes it from M = 2;
+# nf4 33.9 against 36.7 at M = 2, q4_1 35.0 against 48.0 (int8mma) at M = 2.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1}),
-    "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_1": 2}),
+    "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_0": 2, "q4_1": 2}),
 })  # fmt: skip
 
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public
@@ -168,11 +172,14 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # M = 4 (29.8 / 30.3 at 2), q5_0 38.6 -> 32.9 at 4 (36.5 / 38.0 at 2), q5_1 48.2 -> 41.9 at 8 (36.7
 # / 53.2 at 4), q8_0 39.3 -> 36.5 at 2; q4_1 takes the mma path first. f32 x, timed at M = 2 and 8
 # only: the same order (the product kernels are those of f16 x; q8_0 39.6 -> 36.7 at 2, q4_0 61.9
-# -> 33.4 at 8), and q4_1 47.5 -> 39.0 at 8 (its mma path is slow with f32 x: 57.9).
+# -> 33.4 at 8), and q4_1 47.5 -> 39.0 at 8 (its mma path is slow with f32 x: 57.9). Run 101 (H200,
+# f16 x, cold; f32 x not timed again): q5_0's int8dot path stays ahead at every M (34.4 against 40.9
+# at M = 4, 46.0 against 48.4 at 8); q8_0's int8mma path from M = 4 (34.0 against int8dot's 39.6;
+# at M = 2 40.3 against 34.8); q5_1's at 8 (40.8 against 46.0); q4_0 takes the mma path (FASTER_MMA).
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
     ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2}),
     ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2}),
-    ("opencl-nvidia", False): MappingProxyType({"q4_0": 4, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
+    ("opencl-nvidia", False): MappingProxyType({"q5_1": 8, "q8_0": 4}),
     ("opencl-nvidia", True): MappingProxyType({"q4_0": 4, "q4_1": 8, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
 })  # fmt: skip
 

@@ -39,7 +39,7 @@ def accepts(fmt) -> bool:
     return is_sub_block_weight(fmt) and fmt.sub_block in (16, 32)
 
 
-def lut_words(fmt, ept: int) -> list[tuple[str, str]]:
+def lut_words(fmt) -> list[tuple[str, str]]:
     """Table rows: for chunk words q and q + 4 (C, in the quad lane q4), (byte of the loaded word in
     the chunk's run, nibble half: 0 low, 1 high), each as C, from the plane's units of `unit`
     elements, `run` bytes each (byte i holds elements i and i + run)."""
@@ -86,7 +86,7 @@ def _context(req: Request) -> dict:
     same, halves = _lut_fixed(fmt) if ctx["lut"] else (False, None)
     return dict(
         ctx, args=args, wg=wg, warps=warps, unroll=unroll, act=act, word_align=word_align,
-        lut_at=lut_words(fmt, act.block) if ctx["lut"] else [], lut_same=same, lut_halves=halves,
+        lut_at=lut_words(fmt) if ctx["lut"] else [], lut_same=same, lut_halves=halves,
         lut_align=min(load_align(fmt, fmt.planes[0].field, 4), 4) if ctx["lut"] else 0,
         zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "", frag_words=FRAG_WORDS,
         use_sx=reads_x_sum(fmt, act), min_sums=fmt.has_min and fmt.sub_block < act.block,

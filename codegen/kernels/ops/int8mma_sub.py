@@ -28,6 +28,7 @@ layout made for it (W repacked once, as gemv_int8frag reads the block rows) is w
 from __future__ import annotations
 
 from ...formats import get
+from ..cexpr import Sym, bare
 from ..source import Arg
 from .int8dot import ACT, _sub_block_context, int8dot_reference, is_sub_block_weight, reads_x_sum
 from .int8mma import FRAG_WORDS
@@ -39,28 +40,15 @@ def accepts(fmt) -> bool:
     return is_sub_block_weight(fmt) and fmt.sub_block in (16, 32)
 
 
-def lut_words(fmt) -> list[tuple[str, str]]:
-    """Table rows: for chunk words q and q + 4 (C, in the quad lane q4), (byte of the loaded word in
-    the chunk's run, nibble half: 0 low, 1 high), each as C, from the plane's units of `unit`
-    elements, `run` bytes each (byte i holds elements i and i + run)."""
+def lut_words(fmt) -> list[tuple[Sym, Sym]]:
+    """Table rows: for chunk words q4 and q4 + 4 (q4 the quad lane), (the byte in the chunk's run of
+    the loaded word holding it, the nibble half it takes: 0 low, 1 high), from the plane's units of
+    `unit` elements, `run` bytes each (byte i holds elements i and i + run). A constant where it is
+    one for every lane."""
     p = fmt.planes[0]
-    out = []
-    for k in ("q4", "(q4 + 4u)"):
-        e = f"4u * {k}"
-        out.append((f"({e} / {p.unit}u) * {p.run}u + ({e} % {p.unit}u) % {p.run}u", f"({e} % {p.unit}u) / {p.run}u"))
-    return out
-
-
-def _lut_fixed(fmt) -> tuple[bool, tuple[int, ...] | None]:
-    """(whether words q and q + 4 come from the same loaded word for every q, the nibble half of each
-    where it is the same for every q, else None)."""
-    p = fmt.planes[0]
-    at = [[((4 * k // p.unit) * p.run + (4 * k % p.unit) % p.run, (4 * k % p.unit) // p.run) for k in (q, q + 4)]
-          for q in range(4)]  # fmt: skip
-    same = all(lo[0] == hi[0] for lo, hi in at)
-    halves = tuple(at[0][i][1] for i in (0, 1))
-    fixed = all(tuple(a[i][1] for i in (0, 1)) == halves for a in at)
-    return same, halves if fixed else None
+    q = Sym.var("q4", 4)
+    return [((k * 4 // p.unit) * p.run + (k * 4 % p.unit) % p.run, (k * 4 % p.unit) // p.run)
+            for k in (q, q + 4)]  # fmt: skip
 
 
 def _context(req: Request) -> dict:
@@ -83,10 +71,13 @@ def _context(req: Request) -> dict:
     # a lane's 4-byte loads of chunk words q and q + 4: a run's alignment, at most a word's (2-byte
     # aligned words as 16-bit pairs: a single word gains nothing from word_loads' shifted words)
     word_align = [min(p["align"], 4) for p in ctx["planes"]]
-    same, halves = _lut_fixed(fmt) if ctx["lut"] else (False, None)
+    lut = lut_words(fmt) if ctx["lut"] else []
+    # one loaded word serves both chunk words; the nibble halves each takes, where fixed for every lane
+    same = bool(lut) and lut[0][0].c() == lut[1][0].c()
+    halves = tuple(h.const for _, h in lut) if lut and all(h.is_const() for _, h in lut) else None
     return dict(
         ctx, args=args, wg=wg, warps=warps, unroll=unroll, act=act, word_align=word_align,
-        lut_at=lut_words(fmt) if ctx["lut"] else [], lut_same=same, lut_halves=halves,
+        lut_at=[(bare(b.c()), bare(h.c())) for b, h in lut], lut_same=same, lut_halves=halves,
         lut_align=min(load_align(fmt, fmt.planes[0].field, 4), 4) if ctx["lut"] else 0,
         zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "", frag_words=FRAG_WORDS,
         use_sx=reads_x_sum(fmt, act), min_sums=fmt.has_min and fmt.sub_block < act.block,

@@ -24,7 +24,7 @@ from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
-                    float_knobs, int8frag_knobs, int8mma_sub_knobs, mma_knobs)
+                    float_knobs, int8frag_knobs, mma_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -231,7 +231,7 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
                                   "allowed: blocks")  # fmt: skip
         sizes.update(q8_1_sizes(m, k, "blocks"))
         quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
-        return [quant, Plan.make(dev, op, qt.format, dtype=dtype, **int8mma_sub_knobs(dev.target, qt.format))], sizes
+        return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
     if op == "gemv_int8mma":
         layout = layout or default_int8mma_layout(dev.target, qt.format)
         if layout not in ("blocks", "fragments"):

@@ -213,16 +213,6 @@ INT8FRAG_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 })  # fmt: skip
 
 
-# backend -> {format: gemv_int8mma_sub's render knobs where others than the op's defaults (8 warps a
-# work-group, turns of 2 chunks) were measured faster}.
-INT8MMA_SUB_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({})
-
-
-def int8mma_sub_knobs(target: Target, fmt: Format) -> dict:
-    """gemv_int8mma_sub's render knobs for this row on this kind of device (INT8MMA_SUB_KNOBS; {}: the op's defaults)."""
-    return dict(INT8MMA_SUB_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
-
-
 def int8frag_knobs(target: Target, fmt: Format) -> dict:
     """gemv_int8frag's render knobs for this row on this kind of device (INT8FRAG_KNOBS; {}: the op's defaults)."""
     return dict(INT8FRAG_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))

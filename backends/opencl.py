@@ -5,7 +5,10 @@ OpenCL C 1.2 devices without fp16 or sub-groups (NVIDIA, pocl) and on ones with 
 
 Threads: a pyopencl Kernel holds its arguments between clSetKernelArg and the enqueue, so two
 threads launching one kernel would mix their arguments; each device serializes set-args+enqueue
-under one lock (the enqueue returns at once, so the lock is held for microseconds).
+under one lock (the enqueue returns at once, so the lock is held for microseconds). The same lock
+covers everything else qkgen does with the device's queue and memory (allocations, fills, copies in
+and out): the spec calls those thread-safe, but a CI run crashed in a CPU driver with one thread
+reading a result while another finished its call.
 """
 
 from __future__ import annotations
@@ -147,7 +150,7 @@ class OpenCLDevice(Device):
         self.queue = queue if queue is not None else c.CommandQueue(
             self.ctx, properties=c.command_queue_properties.PROFILING_ENABLE
         )  # fmt: skip
-        self._launch_lock = threading.Lock()
+        self._queue_lock = threading.Lock()
 
     def identity(self) -> list[str]:
         d = self.dev
@@ -212,25 +215,30 @@ class OpenCLDevice(Device):
         self._check_alloc(host.nbytes, "input")
         c = cl()
         flags = c.mem_flags.READ_ONLY | c.mem_flags.COPY_HOST_PTR
-        return c.Buffer(self.ctx, flags, hostbuf=host if host.nbytes else np.zeros(1, np.uint8))
+        with self._queue_lock:
+            return c.Buffer(self.ctx, flags, hostbuf=host if host.nbytes else np.zeros(1, np.uint8))
 
     def empty(self, count: int, dtype: str, like: Any = None, poison: bool = False):
         import pyopencl.array as cla
 
         self._check_alloc(count * host_dtype(dtype).itemsize, "output")
-        arr = cla.empty(self.queue, (count,), host_dtype(dtype))
-        if poison and arr.nbytes:  # all-ones bytes: NaN in f32, f16 and bf16
-            cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
+        with self._queue_lock:
+            arr = cla.empty(self.queue, (count,), host_dtype(dtype))
+            if poison and arr.nbytes:  # all-ones bytes: NaN in f32, f16 and bf16
+                cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
         return arr.base_data, arr
 
     def zeros(self, count: int, dtype: str, like: Any = None):
         buf, arr = self.empty(count, dtype, like=like)
         if arr.nbytes:
-            cl().enqueue_fill_buffer(self.queue, buf, np.uint8(0), 0, arr.nbytes)
+            with self._queue_lock:
+                cl().enqueue_fill_buffer(self.queue, buf, np.uint8(0), 0, arr.nbytes)
         return buf, arr
 
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
-        return array.get(queue=self.queue).view(host_dtype(dtype))[:count]
+        with self._queue_lock:  # a blocking read: other threads' enqueues wait for it
+            host = array.get(queue=self.queue)
+        return host.view(host_dtype(dtype))[:count]
 
     def local_arg(self, dtype: str, count: int):
         return cl().LocalMemory(max(1, local_nbytes(dtype, count)))
@@ -239,7 +247,7 @@ class OpenCLDevice(Device):
     def launch(self, kernel, args: list, global_size, local_size, local_bytes: int = 0):
         """local_bytes is not used: OpenCL kernels get local memory as local_arg() arguments."""
         g, loc = launch_shape(global_size, local_size)
-        with self._launch_lock:  # set-args + enqueue on a shared Kernel object: one thread at a time
+        with self._queue_lock:  # set-args + enqueue on a shared Kernel object: one thread at a time
             return kernel(self.queue, g, loc, *args)
 
     def synchronize(self) -> None:

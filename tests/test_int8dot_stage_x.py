@@ -26,7 +26,7 @@ from qkgen.kernels.render import render
 from qkgen.kernels.target import PROFILES, get_target
 from qkgen.runtime.plan import Plan
 
-from .matrix import but, one_per_group, spread
+from .matrix import one_per_group, spread
 
 INT8DOT = get_op("gemv_int8dot").formats()
 LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]  # q4_0 .. q8_0
@@ -100,15 +100,15 @@ def _same(a: np.ndarray, b: np.ndarray, dtype: str) -> None:
 
 
 def _cases():
-    """Every target, row, layout and dtype, each with one M, the Ms taking turns (tests/matrix.py)."""
+    """Every row, layout and dtype on one target, each with one M, the targets and the Ms taking
+    turns (tests/matrix.py; make test-full: every target)."""
     out = []
     for where in TARGETS:
         dtypes, ms = (("f16", "bf16"), (1, 3)) if where == "sycl" else (("f32", "f16", "bf16"), (1, 3, 8))
         rows = [(name, layout, d) for name in LEGACY for layout in ("blocks", "planes") for d in dtypes]
         rows += [(name, "blocks", "f16") for name in KQUANTS]  # planes are not written for them
-        out += [pytest.param(where, name, layout, d, m, id=f"{where}-{name}-{layout}-{d}-m{m}")
-                for (name, layout, d), m in spread(rows, ms, lambda r: r[:2])]  # fmt: skip
-    return out
+        out += [(where, name, layout, d, m) for (name, layout, d), m in spread(rows, ms, lambda r: r[:2])]
+    return [pytest.param(*c, id="{}-{}-{}-{}-m{}".format(*c)) for c in one_per_group(out, lambda c: c[1:4])]
 
 
 @pytest.mark.parametrize("where, name, layout, dtype, m", _cases())
@@ -158,8 +158,7 @@ MUTATIONS = {
 }
 
 
-@pytest.mark.parametrize("where", TARGETS)
-@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+@pytest.mark.parametrize("mutation, where", spread(sorted(MUTATIONS), TARGETS, lambda _: 0))
 def test_a_wrong_staging_index_fails(where, mutation, devices, rng):
     layout, mutate = MUTATIONS[mutation]
     dev, plain, staged, qt, xq = _pair(devices, where, "q4_1", "f32", 3, rng, layout=layout, wg=256)
@@ -238,8 +237,8 @@ def test_stage_x_compiles_for_sm90_without_warnings():
 
 # The cases the lead times on the H100 (docs/bench/scripts/gemv_sweep.py with this file): each renders
 # for cuda-sm90, and its stage_x kernels equal the unstaged ones here with 32-lane sub-groups
-# (Intel's CPU device takes 32: CUDA's shape) at a small size; make test runs one of the cases that
-# differ only in wg (each wg still runs), make test-full all of them.
+# (Intel's CPU device takes 32: CUDA's shape) at a small size; make test runs one case of each row,
+# M and layout, make test-full all of them.
 SWEEP = Path(__file__).parent.parent / "docs" / "bench" / "scripts" / "sweep8_int8dot_stage.json"
 LEAD = [(name, m, ov) for name, kw, n, k, m, dtype, ov in json.loads(SWEEP.read_text())]
 
@@ -253,8 +252,13 @@ def test_lead_cases_render_for_sm90():
     assert len(names) == len(LEAD)
 
 
-# of the staged lead cases that differ only in the work-group size, one (tests/matrix.py)
-@pytest.mark.parametrize("name, m, ov", one_per_group([c for c in LEAD if c[2].get("stage_x")], but("wg")),
+# of the staged lead cases of one row, M and layout, one (tests/matrix.py): the work-group shapes
+# take turns across the rows, so every shape but one of q4_k's two runs
+def _lead_key(c) -> tuple:
+    return c[0], c[1], c[2].get("layout", "blocks")
+
+
+@pytest.mark.parametrize("name, m, ov", one_per_group([c for c in LEAD if c[2].get("stage_x")], _lead_key),
                          ids=str)  # fmt: skip
 def test_lead_cases_with_32_lanes(name, m, ov, devices, rng, poisoned):
     if "opencl-32" not in devices:

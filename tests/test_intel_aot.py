@@ -7,13 +7,15 @@ that is impossible the tier skips and says why. Results are cached in the qkgen 
 (SIMD widths, spills, stack calls, private memory) goes to <cache>/aot/report-*.txt.
 
 One ocloc build costs about a second here and there are over a thousand OpenCL sources, so make test
-compiles each source (SYCL: each SPIR-V module) for one of the three devices, turning through them
-within an op, format and profile (tests/matrix.py); make test-full compiles everything for every
-device. Each device's OpenCL share is its own class, a work unit of its own for pytest-xdist
+compiles one of the sources that differ only in the activation dtype (f32, f16, bf16 taking turns)
+and each source it keeps (SYCL: each SPIR-V module) for one of the three devices, turning through
+them within an op, format and profile (tests/matrix.py); make test-full compiles everything for
+every device. Each device's OpenCL share is its own class, a work unit of its own for pytest-xdist
 (--dist loadscope), so the shares are dealt to both workers; all are marked early (tests/conftest.py).
 """
 
 import os
+import re
 import warnings
 
 import pytest
@@ -22,7 +24,7 @@ from qkgen.cache import cache_dir
 from qkgen.kernels.target import PROFILES
 from qkgen.tools import aot
 
-from .matrix import FULL, spread
+from .matrix import FULL, one_per_group, spread
 
 DEVICES = tuple(aot.DEVICES)
 JOBS = 2
@@ -60,6 +62,7 @@ def opencl_share():
     """(unit, device) pairs: each OpenCL source with the device it is compiled for."""
     units = aot.opencl_units()
     assert len(units) >= 240, len(units)
+    units = one_per_group(units, lambda u: (re.sub(r"_(f32|f16|bf16)(?=[_.])", "", u["label"]), u["target"].name))
     # by profile too: each sub-group size of an op and format meets each device (the sub-group-32
     # int8 dot downgrade below shows on dg2 and tgllp only)
     return spread(units, DEVICES, group=lambda u: (u["op"], u["format"], u["target"].name))

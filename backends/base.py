@@ -252,6 +252,10 @@ class Device(ABC):
     @abstractmethod
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray: ...
 
+    def discard(self, buffers: list) -> None:
+        """Free a finished call's own device buffers (launch values of upload() or empty()) now,
+        rather than whenever the last reference goes; the default leaves them to the collector."""
+
     def local_arg(self, dtype: str, count: int) -> Any:
         """The launch value for an Arg of kind "local": `count` elements of dtypes.py `dtype`."""
         raise QKGenValueError(f"local_arg: {self.backend} kernels take no local-memory arguments; "

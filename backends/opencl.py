@@ -7,8 +7,9 @@ Threads: a pyopencl Kernel holds its arguments between clSetKernelArg and the en
 threads launching one kernel would mix their arguments; each device serializes set-args+enqueue
 under one lock (the enqueue returns at once, so the lock is held for microseconds). The same lock
 covers everything else qkgen does with the device's queue and memory (allocations, fills, copies in
-and out): the spec calls those thread-safe, but a CI run crashed in a CPU driver with one thread
-reading a result while another finished its call.
+and out, and freeing a call's own buffers once it has read its result): the spec calls those
+thread-safe, but a CI run crashed in a CPU driver with one thread reading a result while another
+was finishing its call (where Python frees that call's buffers).
 """
 
 from __future__ import annotations
@@ -239,6 +240,13 @@ class OpenCLDevice(Device):
         with self._queue_lock:  # a blocking read: other threads' enqueues wait for it
             host = array.get(queue=self.queue)
         return host.view(host_dtype(dtype))[:count]
+
+    def discard(self, buffers: list) -> None:
+        # under the lock, like every other use of the device's memory, not in a deallocator that
+        # runs wherever a reference drops (the crash above was in one thread's end of a call)
+        with self._queue_lock:
+            for buf in buffers:
+                buf.release()
 
     def local_arg(self, dtype: str, count: int):
         return cl().LocalMemory(max(1, local_nbytes(dtype, count)))

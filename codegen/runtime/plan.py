@@ -128,7 +128,7 @@ class Bound:
                         alloc = functools.partial(_same, dev.zeros(count, dt, like=like))
                     else:
                         alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)
-                    outs.append((a.bind, count, dt, alloc))
+                    outs.append((a.bind, count, dt, alloc, not o.zero))  # the last: made by each call
                     dynamic.append((i, a.bind))
                 elif a.kind == "in" and a.bind not in made:
                     if a.bind in sample:
@@ -169,7 +169,7 @@ class Bound:
         launch values made in signature order, without the generic path's bookkeeping."""
         steps = []
         for outs, _, names, _, _, _, run in self.steps:
-            allocs = {name: alloc for name, _, _, alloc in outs}
+            allocs = {name: alloc for name, _, _, alloc, _ in outs}
             steps.append((run, tuple((n, self.convert.get(n), allocs.get(n)) for n in names)))
         result = self.result
         several = not isinstance(result, str)
@@ -195,11 +195,15 @@ class Bound:
         values = {k: convert(inputs[k]) for k, convert in self.convert.items()}
         for k, (arr, accepts) in self.uploads.items():
             values[k] = self.dev.as_input(arr, k, accepts)
+        # the device buffers this call makes (host inputs copied in, outputs): freed by it if it downloads
+        own = [values[k] for k in self.uploads] + [values[k] for k in self.convert if isinstance(inputs[k], np.ndarray)]
         arrays = {}
         for step in self.steps:
             outs, dynamic, names, args, (g, l), kernel, run = step
-            for name, _, _, alloc in outs:
+            for name, _, _, alloc, fresh in outs:
                 values[name], arrays[name] = alloc(like, poison)
+                if fresh:
+                    own.append(values[name])
             vals = [values[n] for n in names]
             if run is None:  # the first call's values settle the launcher (stream, packing)
                 full = list(args)
@@ -212,5 +216,7 @@ class Bound:
         out = arrays[self.result]
         if self.native:
             return out
-        _, count, dt, _ = next(o for s in self.steps for o in s[0] if o[0] == self.result)
-        return self.dev.download(out, dt, count).reshape(self.shape)
+        _, count, dt, _, _ = next(o for s in self.steps for o in s[0] if o[0] == self.result)
+        host = self.dev.download(out, dt, count).reshape(self.shape)
+        self.dev.discard(own)  # the download waited for the launches: nothing uses them now
+        return host

@@ -176,3 +176,29 @@ def test_unguarded_opencl_launches_mix():
     mixed = [line for line in run.stdout.splitlines() if line.startswith("MIXED ")]
     assert mixed, run.stdout[-2000:]
     assert int(mixed[-1].split()[1]) > 0, "every unguarded launch was right: the test no longer reproduces the race"
+
+
+@pytest.mark.skipif(not get("opencl").is_available(), reason="no OpenCL")
+def test_numpy_calls_free_their_own_buffers_and_no_others(monkeypatch):
+    """A call on numpy arrays frees what it made (the copies of its inputs, its output) as soon as it
+    has read the result, under the queue lock; a call on device arrays frees nothing of the caller's."""
+    import pyopencl.array as cla
+
+    dev = open_device("opencl", 0)
+    freed: list = []
+    discard = dev.discard
+    monkeypatch.setattr(dev, "discard", lambda bufs: (freed.append(list(bufs)), discard(bufs))[1])
+    qt, x = weights(1), np.random.default_rng(2).standard_normal((3, K)).astype(np.float32)
+    want = reference.dequantize(qt)
+    assert np.array_equal(qkgen.dequantize(qt, "f32", backend="opencl", device=0), want)
+    assert len(freed) == 1 and len(freed[0]) == 2  # the blocks' copy and the output
+    assert all(f.__class__.__name__ == "Buffer" for f in freed[0])
+    freed.clear()
+    y = qkgen.gemv(qt, x, backend="opencl", device=0)
+    assert len(freed) == 1 and len(freed[0]) >= 3  # blocks, x and y at least (two launches: q8_1 x too)
+    assert np.allclose(y, x @ want.T, rtol=1e-4, atol=1e-3)
+    freed.clear()
+    data = cla.to_device(dev.queue, np.asarray(qt.data))
+    out = qkgen.dequantize(qt.with_arrays(data=data), "f32", backend="opencl", device=0)
+    assert not freed, "a device-array call freed buffers"
+    assert np.array_equal(out.get(), want) and np.array_equal(data.get(), np.asarray(qt.data))

@@ -72,10 +72,13 @@ def test_int8mma_sub_cuda(fmt, dtype, m):
     assert _within_terms_bound(y, x, qt, dtype)
 
 
-@pytest.mark.parametrize("fmt", ["q4_0", "q5_1", "q8_0", "q4_k", "q6_k", "mxfp4"])
-def test_int8mma_torch_large_and_graph(fmt, layout, torch_cuda):
+# the block rows in both layouts; the super-block rows read their blocks (they have no fragments layout)
+@pytest.mark.parametrize("fmt, layout", [(f, lay) for f in ("q4_0", "q5_1", "q8_0") for lay in ("blocks", "fragments")]
+                         + [(f, "blocks") for f in ("q4_k", "q6_k", "mxfp4")])  # fmt: skip
+def test_int8mma_torch_large_and_graph(fmt, layout, torch_cuda, monkeypatch):
     """Torch tensors on a model-sized weight (448 blocks a row), the same y as the int8dot path
     within the bound, and the same call captured in a CUDA graph gives the same y."""
+    monkeypatch.setattr(api, "default_int8mma_layout", lambda target, f: layout)
     torch = torch_cuda
     torch.manual_seed(0)
     qt = qkgen.quantize(torch.randn(1000, 14336, device="cuda"), fmt)

@@ -7,9 +7,9 @@ Threads: a pyopencl Kernel holds its arguments between clSetKernelArg and the en
 threads launching one kernel would mix their arguments; each device serializes set-args+enqueue
 under one lock (the enqueue returns at once, so the lock is held for microseconds). The same lock
 covers everything else qkgen does with the device's queue and memory (allocations, fills, copies in
-and out, and freeing a call's own buffers once it has read its result): the spec calls those
-thread-safe, but a CI run crashed in a CPU driver with one thread reading a result while another
-was finishing its call (where Python frees that call's buffers).
+and out, freeing a call's own buffers once it has read its result, dropping a launch's event):
+the spec calls those thread-safe, but a CI run crashed in a CPU driver with one thread reading a
+result while another was finishing its call (where Python frees that call's buffers).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class OpenCLDevice(Device):
         self.queue = queue if queue is not None else c.CommandQueue(
             self.ctx, properties=c.command_queue_properties.PROFILING_ENABLE
         )  # fmt: skip
-        self._queue_lock = threading.Lock()
+        self._queue_lock = threading.RLock()  # re-entered: launcher() around launch()
 
     def identity(self) -> list[str]:
         d = self.dev
@@ -257,6 +257,15 @@ class OpenCLDevice(Device):
         g, loc = launch_shape(global_size, local_size)
         with self._queue_lock:  # set-args + enqueue on a shared Kernel object: one thread at a time
             return kernel(self.queue, g, loc, *args)
+
+    def launcher(self, kernel, args: list, dynamic: tuple[int, ...], global_size, local_size, local_bytes: int = 0):
+        run = super().launcher(kernel, args, dynamic, global_size, local_size, local_bytes)
+
+        def locked(values: list) -> None:
+            with self._queue_lock:  # the launch's event is dropped here, still under the lock
+                run(values)
+
+        return locked
 
     def synchronize(self) -> None:
         self.queue.finish()

@@ -136,7 +136,7 @@ def test_dequantize_and_gemv_from_many_threads(backend, index, slow_opencl_enque
 # The unguarded run is undefined behaviour in the driver (mixed arguments, a crash, a hang), so it
 # runs in a process of its own: whatever the driver does there cannot take the test worker with it.
 _UNGUARDED = """
-import contextlib, sys, threading, time
+import contextlib, time
 import numpy as np
 import pyopencl._cl as _cl
 import qkgen

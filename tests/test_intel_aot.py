@@ -15,7 +15,6 @@ every device. Each device's OpenCL share is its own class, a work unit of its ow
 """
 
 import os
-import re
 import warnings
 
 import pytest
@@ -57,12 +56,18 @@ def test_profiles_use_supported_subgroup_sizes():
             assert t.subgroup_size in sizes, (t.name, dev)
 
 
+def _all_but_dtype(u) -> tuple:
+    """A unit's op, format, profile and render parameters but the activation dtype."""
+    params = tuple(sorted((k, str(v)) for k, v in u["params"].items() if k != "dtype"))
+    return u["op"], u["format"], u["target"].name, params
+
+
 @pytest.fixture(scope="module")
 def opencl_share():
     """(unit, device) pairs: each OpenCL source with the device it is compiled for."""
     units = aot.opencl_units()
     assert len(units) >= 240, len(units)
-    units = one_per_group(units, lambda u: (re.sub(r"_(f32|f16|bf16)(?=[_.])", "", u["label"]), u["target"].name))
+    units = one_per_group(units, _all_but_dtype)
     # by profile too: each sub-group size of an op and format meets each device (the sub-group-32
     # int8 dot downgrade below shows on dg2 and tgllp only)
     return spread(units, DEVICES, group=lambda u: (u["op"], u["format"], u["target"].name))

@@ -212,8 +212,8 @@ def opencl_units(targets=None, only=None) -> list[dict]:
             op, fmt = v.pop("op"), v.pop("format")
             ks = render(op, fmt, t, **v)
             sg = (ks.name,) if "sub_group" in _body(ks.source) else ()
-            u = units.setdefault(_body(ks.source), {"label": ks.filename, "source": ks.source, "profiles": [],
-                                                    "target": t, "uses_sg": sg, "op": op, "format": fmt})  # fmt: skip
+            u = units.setdefault(_body(ks.source), dict(label=ks.filename, source=ks.source, profiles=[], target=t,
+                                                        uses_sg=sg, op=op, format=fmt, params=v))  # v: the rest
             u["profiles"].append(t.name)
     return list(units.values())
 

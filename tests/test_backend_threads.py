@@ -88,13 +88,17 @@ def slow_opencl_enqueue(monkeypatch):
         return
     import pyopencl._cl as _cl
 
-    enqueue = _cl.enqueue_nd_range_kernel
+    monkeypatch.setattr(_cl, "enqueue_nd_range_kernel", slowed(_cl.enqueue_nd_range_kernel))
+
+
+def slowed(enqueue):
+    """`enqueue` after a 0.2 ms sleep (the GIL released)."""
 
     def slow(*args, **kw):
         time.sleep(2e-4)
         return enqueue(*args, **kw)
 
-    monkeypatch.setattr(_cl, "enqueue_nd_range_kernel", slow)
+    return slow
 
 
 def weights(seed: int):
@@ -136,16 +140,15 @@ def test_dequantize_and_gemv_from_many_threads(backend, index, slow_opencl_enque
 # The unguarded run is undefined behaviour in the driver (mixed arguments, a crash, a hang), so it
 # runs in a process of its own: whatever the driver does there cannot take the test worker with it.
 _UNGUARDED = """
-import contextlib, time
+import contextlib
 import numpy as np
 import pyopencl._cl as _cl
 import qkgen
 from qkgen.backends import open_device
 from qkgen.formats import reference
-from tests.test_backend_threads import CALLS, THREADS, run_threads, weights
+from tests.test_backend_threads import CALLS, THREADS, run_threads, slowed, weights
 
-enqueue = _cl.enqueue_nd_range_kernel
-_cl.enqueue_nd_range_kernel = lambda *a, **k: (time.sleep(2e-4), enqueue(*a, **k))[1]
+_cl.enqueue_nd_range_kernel = slowed(_cl.enqueue_nd_range_kernel)
 dev = open_device("opencl", 0)
 qts = [weights(t) for t in range(THREADS)]
 refs = [reference.dequantize(qt) for qt in qts]

@@ -22,6 +22,7 @@ from ..kernels.ops import MAX_M, get_op
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
+from ..kernels.ops.int8frag_sub import frag_sub_bytes
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
                     float_knobs, int8frag_knobs, mma_knobs)
@@ -225,20 +226,16 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     act = get(INT8DOT_ACT)
     multiple = k_multiple(qt.format)
     _check_k(k, multiple, f"the int8dot path of {qt.format.name} (whole {multiple}-element blocks per row)")
-    if op == "gemv_int8mma_sub":
-        if layout not in (None, "blocks"):
-            raise QKGenValueError(f"layout: {layout!r}; the int8mma path of {qt.format.name} reads the blocks; "
-                                  "allowed: blocks")  # fmt: skip
-        sizes.update(q8_1_sizes(m, k, "blocks"))
-        quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, "blocks"))
-        return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
-    if op == "gemv_int8mma":
+    if op in ("gemv_int8mma", "gemv_int8mma_sub"):
         layout = layout or default_int8mma_layout(dev.target, qt.format)
         if layout not in ("blocks", "fragments"):
             raise QKGenValueError(f"layout: {layout!r} is not one the int8mma path reads; allowed: blocks, fragments")
         # x in the layout of W: gemv_int8frag reads x's q8_1 blocks in their fragments layout too
         sizes.update(q8_1_sizes(m, k, layout))
         quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
+        if op == "gemv_int8mma_sub":  # super-block rows: from the blocks, or from their own fragments layout
+            frag = layout == "fragments"
+            return [quant, Plan.make(dev, "gemv_int8frag_sub" if frag else op, qt.format, dtype=dtype)], sizes
         if layout == "blocks":
             return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
         knobs = int8frag_knobs(dev.target, qt.format)  # shapes measured faster on this kind of device
@@ -297,6 +294,9 @@ def weight_fragments(qt: QTensor, dev) -> Any:
     the planes (a second copy on the device, a little larger than the blocks where a row's blocks
     are not whole groups; a later in-place change to qt.data is not seen by it)."""
     n, k = qt.shape
+    if qt.format.sub_scales:  # super-block rows: their own fragments layout (ops/int8frag_sub.py)
+        sizes = {"N": n, "K": k, "frags_bytes": frag_sub_bytes(qt.format, n, k)}
+        return _weight_copy(qt, dev, _FRAGMENTS, "repack_fragments_sub", sizes)[0]
     sizes = {"N": n, "K": k, "frags_bytes": frag_planes(qt.format, n, k // qt.format.block)["bytes"]}
     return _weight_copy(qt, dev, _FRAGMENTS, "repack_fragments", sizes)[0]
 

@@ -32,7 +32,7 @@ from ...formats import get, locate
 from ..source import Arg
 from .int8dot import ACT, X_FRAG_PAD, _sub_block_context, int8dot_reference, reads_x_sum
 from .int8mma import FRAG_WORDS
-from .int8mma_sub import _lut_fixed, accepts
+from .int8mma_sub import accepts, lut_words
 from .spec import OpSpec, Output, Request, grid_1d
 
 TILE_CHUNKS = 8  # q8_1 blocks (chunks) of a tile
@@ -154,7 +154,10 @@ def _gemv_context(req: Request) -> dict:
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
     if not t.mma:
         args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
-    same, halves = _lut_fixed(fmt) if ctx["lut"] else (False, None)
+    lut = lut_words(fmt) if ctx["lut"] else []
+    # one loaded word serves both chunk words; the nibble halves each takes, where fixed for every lane
+    same = bool(lut) and lut[0][0].c() == lut[1][0].c()
+    halves = tuple(h.const for _, h in lut) if lut and all(h.is_const() for _, h in lut) else None
     heads = {(b, f): at for b, f, at in lay.head_field}
     # each chunk's slot shift in each plane (split runs: sub-blocks sharing a run's bytes)
     per_block = fmt.block // act.block

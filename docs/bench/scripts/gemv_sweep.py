@@ -64,7 +64,7 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     op = ov.pop("op", op)
     if op == "dequantize":
         return run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov)
-    if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub"):
+    if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub", "gemv_int8frag_sub"):
         mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # the mma kernels take any M <= 8
         loads = ov.pop("loads", None)  # an experiment: misaligned runs through aligned vectors (vector_loads)
         with vector_loads(loads):
@@ -75,12 +75,16 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
         layout = ov.get("layout", "blocks")
         # gemv_int8frag reads x in its own fragments layout (ops.int8dot: quantize_q8_1's "fragments")
         xlayout = "planes" if ov.get("x_planes") else layout  # x_planes: x in planes, W in blocks
-        xq = quantize_q8_1_device(x, layout="fragments" if op == "gemv_int8frag" else xlayout)
+        xq = quantize_q8_1_device(x, layout="fragments" if op in ("gemv_int8frag", "gemv_int8frag_sub") else xlayout)
         if layout == "planes":  # each rotated copy repacked once, as the runtime does per weight
             arrs = [{"planes": planes_of(qt, a)} for a in arrs]
         if op == "gemv_int8frag":  # each rotated copy in the fragments layout (made on the host, not timed)
             from qkgen.kernels.ops.int8frag import to_fragments
             fr = torch.from_numpy(to_fragments(qt.format, qt.to_host().data, n, k))
+            arrs = [{"fragments": fr.cuda()} for _ in arrs]
+        if op == "gemv_int8frag_sub":  # the super-block rows' own fragments layout (host-made, not timed)
+            from qkgen.kernels.ops.int8frag_sub import to_sub_fragments
+            fr = torch.from_numpy(to_sub_fragments(qt.format, qt.to_host().data, n, k))
             arrs = [{"fragments": fr.cuda()} for _ in arrs]
     else:
         mmax = {} if op == "gemv_mma" else {"mmax": 1 if m == 1 else 8}  # gemv_mma takes any M <= 8
@@ -101,7 +105,7 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     (ybuf, yarr, _), = plan.outputs(sizes, like=x).values()
     y = yarr.view(m, n)
     g, l = plan.geometry(sizes)
-    int8 = op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub")
+    int8 = op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub", "gemv_int8frag_sub")
     vals = {"xq": xq, "y": ybuf} if int8 else {"x": x, "y": ybuf}
     bound = [plan.bind({**a, **vals}, sizes) for a in arrs]  # bound once: only pointers and scalars
     launch = lambda i: dev.launch(plan.kernel, bound[i], g, l)

@@ -43,7 +43,7 @@ def test_int8mma_sub_matches_the_int8dot_terms(fmt, dtype, m, device, rng, poiso
 def test_formats_forms_and_refusals(rng):
     """The super-block rows of the int8dot path; the zero points come off each code byte, q2_k's
     16-element mins take an all-ones product; CUDA's form is the mma instruction, OpenCL's without
-    one the product through local memory; only the blocks layout."""
+    one the product through local memory (W in fragments: tests/test_int8frag_sub.py)."""
     assert set(FORMATS) == {"q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4"}
     assert set(FORMATS) | set(get_op("gemv_int8mma").formats()) == set(get_op("gemv_int8dot").formats())
     q6 = render("gemv_int8mma_sub", "q6_k", "cuda-sm90", dtype="f16").source
@@ -52,9 +52,5 @@ def test_formats_forms_and_refusals(rng):
                                                                              dtype="f32").source
     ocl = render("gemv_int8mma_sub", "q4_k", "opencl-intel-gpu", dtype="f32").source
     assert "mma.sync" not in ocl and "frag[lid * 6u + i] = a[i];" in ocl
-    qt = qkgen.quantize(rng.standard_normal((16, 256)).astype(np.float32), "q4_k")
-    x = rng.standard_normal((2, 256)).astype(np.float32)
-    with pytest.raises(QKGenValueError, match="layout: 'fragments'; the int8mma path of q4_k reads the blocks"):
-        gemv_plans(qt, x, "int8mma", "opencl", None, layout="fragments")
     with pytest.raises(QKGenValueError, match="format: gemv_int8mma_sub does not take q4_0; allowed: q2_k, q3_k"):
         render("gemv_int8mma_sub", "q4_0", "cuda-sm90", dtype="f32")

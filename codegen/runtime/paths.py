@@ -193,8 +193,11 @@ FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingPr
 # cold, docs/bench/2026-11-26-h100-int8frag-x.md), blocks -> fragments at M = 4 / 8: q4_1 26.4 / 27.0
 # -> 20.6 / 22.5 us, q5_1 27.6 / 28.2 -> 23.9 / 25.9, so every row reads fragments. NVIDIA's OpenCL
 # (run 71 against run 69, f16 x, M = 8, blocks -> fragments): q4_0 35.6 -> 30.7, q8_0 70.7 -> 37.9.
+# The super-block rows (gemv_int8mma_sub -> gemv_int8frag_sub; H200, run 103, sweep 47, kernel alone,
+# f16 x, M = 8, cold, docs/bench/2026-11-27-h200-session24.md): q2_k 39.3 -> 27.7 us, q3_k 69.8 ->
+# 25.7, q4_k 67.9 -> 20.9, q5_k 84.4 -> 22.1, q6_k 58.6 -> 26.6, mxfp4 41.6 -> 24.2, nvfp4 50.8 -> 42.6.
 INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
-    "cuda": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    "cuda": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
     "opencl-nvidia": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
 })  # fmt: skip
 

@@ -1,6 +1,6 @@
 """The int8mma GEMV path on the CUDA GPU (PTX mma m16n8k32, signed bytes), W read from its blocks
 (gemv_int8mma; super-block rows: gemv_int8mma_sub) and from its fragments layout (gemv_int8frag,
-repacked by repack_fragments): every format x layout x dtype x M against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
+repacked by repack_fragments; super-block rows: gemv_int8frag_sub, repack_fragments_sub): every format x layout x dtype x M against the int8dot path's own definition (int8dot_terms: x through q8_1, the per-block terms in
 float64), within the f32 bound of those terms, on sizes with row and block tails; then model-sized
 torch tensors, and the same call inside a CUDA graph."""
 
@@ -26,8 +26,9 @@ def compiled(cuda_device):
     cuda_device.compile_many([render(op, f, cuda_device.target, dtype=t) for op in ("gemv_int8mma", "gemv_int8frag")
                               for f in FORMATS for t in DTYPES]
                              + [render("repack_fragments", f, cuda_device.target, dtype="u8") for f in FORMATS]
-                             + [render("gemv_int8mma_sub", f, cuda_device.target, dtype=t) for f in SUB_FORMATS
-                                for t in DTYPES])
+                             + [render(op, f, cuda_device.target, dtype=t) for f in SUB_FORMATS for t in DTYPES
+                                for op in ("gemv_int8mma_sub", "gemv_int8frag_sub")]
+                             + [render("repack_fragments_sub", f, cuda_device.target, dtype="u8") for f in SUB_FORMATS])
 
 
 def _within_terms_bound(y, x, qt, dtype: str) -> bool:
@@ -59,22 +60,24 @@ def test_int8mma_cuda(fmt, dtype, m, layout, cuda_device):
 @pytest.mark.parametrize("m", [1, 3, 8])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("fmt", SUB_FORMATS)
-def test_int8mma_sub_cuda(fmt, dtype, m):
-    """Super-block rows (gemv_int8mma_sub): N = 83 (a 16-row tail) and K = 5 x 256 (40 chunks: the
-    last turn's chunks past the end)."""
+def test_int8mma_sub_cuda(fmt, dtype, m, layout):
+    """Super-block rows (gemv_int8mma_sub from the blocks, gemv_int8frag_sub from fragments): N = 83
+    (a 16-row tail) and K = 5 x 256 (40 chunks: the last turn's chunks past the end), MXFP4 and NVFP4
+    a block more (a partial last tile of fragments)."""
     rng = np.random.default_rng(m)
-    qt = qkgen.quantize(rng.standard_normal((83, 5 * 256)).astype(np.float32), fmt)
+    block = qkgen.formats.get(fmt).block
+    qt = qkgen.quantize(rng.standard_normal((83, 5 * 256 + (block if block < 256 else 0))).astype(np.float32), fmt)
     x = check.gemv_x(rng, m, qt.shape[1], dtype)
     plans, _ = api.gemv_plans(qt, x, "int8mma", "cuda")
-    assert plans[-1].ks.op == "gemv_int8mma_sub"
+    assert plans[-1].ks.op == ("gemv_int8frag_sub" if layout == "fragments" else "gemv_int8mma_sub")
     y = qkgen.gemv(qt, x, path="int8mma", backend="cuda")
-    assert y.shape == (m, 83)
+    assert y.shape == (m, qt.shape[0]) and bool(qt.__dict__.get(api._FRAGMENTS)) == (layout == "fragments")
     assert _within_terms_bound(y, x, qt, dtype)
 
 
-# the block rows in both layouts; the super-block rows read their blocks (they have no fragments layout)
-@pytest.mark.parametrize("fmt, layout", [(f, lay) for f in ("q4_0", "q5_1", "q8_0") for lay in ("blocks", "fragments")]
-                         + [(f, "blocks") for f in ("q4_k", "q6_k", "mxfp4")])  # fmt: skip
+# block and super-block rows in both layouts
+@pytest.mark.parametrize("fmt, layout", [(f, lay) for f in ("q4_0", "q5_1", "q8_0", "q4_k", "q6_k", "mxfp4")
+                                         for lay in ("blocks", "fragments")])  # fmt: skip
 def test_int8mma_torch_large_and_graph(fmt, layout, torch_cuda, monkeypatch):
     """Torch tensors on a model-sized weight (448 blocks a row), the same y as the int8dot path
     within the bound, and the same call captured in a CUDA graph gives the same y."""

@@ -52,10 +52,12 @@ for name, kw in cases:
                            path="int8mma", backend="cuda")
         api.default_int8mma_layout = int8mma_layout
         ops |= {"gemv_int8mma", "gemv_int8frag", "repack_fragments"}
-    if name in OPS["gemv_int8mma_sub"].formats():  # super-block rows' int8mma path: M = 3 and 8
+    if name in OPS["gemv_int8mma_sub"].formats():  # super-block rows' int8mma path: M = 3 and 8, both layouts
         for q, m in ((qt, 3), (odd, 8)):
-            qkgen.gemv(q, rng.standard_normal((m, q.shape[1])).astype(np.float32), path="int8mma", backend="cuda")
-        ops.add("gemv_int8mma_sub")
+            for layout in ("blocks", "fragments"):
+                qkgen.gemv(q.with_arrays(data=q.data.copy()), rng.standard_normal((m, q.shape[1])).astype(np.float32),
+                           path="int8mma", layout=layout, backend="cuda")
+        ops |= {"gemv_int8mma_sub", "gemv_int8frag_sub", "repack_fragments_sub"}
     if name in OPS["gemv_mma"].formats():  # f16 x only; M = 3 and 8, rows and chunks past the ends
         for m in (3, 8):
             x = rng.standard_normal((m, k)).astype(np.float16)

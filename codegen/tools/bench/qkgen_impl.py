@@ -173,8 +173,9 @@ class GemvFloat:
         return Launches(self.dev, [step], keep=(step[1], arrays, x))
 
 
-# the GEMV paths besides float a case may time: path -> its product's op
-GEMV_PATHS = {"int8dot": "gemv_int8dot", "int8mma": "gemv_int8mma", "mma": "gemv_mma"}
+# the GEMV paths besides float a case may time: path -> the ops of its product (the int8mma path of
+# the super-block rows is gemv_int8mma_sub's, or gemv_int8frag_sub's with W in fragments)
+GEMV_PATHS = {"int8dot": ("gemv_int8dot",), "int8mma": ("gemv_int8mma", "gemv_int8mma_sub"), "mma": ("gemv_mma",)}
 
 
 class GemvPath:
@@ -195,7 +196,7 @@ class GemvPath:
     def applies(qt, k: int, path: str, target) -> bool:
         """True when qt's format has this path, K fits it, and (int8mma, mma) the device has warp
         matrix instructions (elsewhere those paths go through local memory: correct, not fast)."""
-        if qt.format.name not in get_op(GEMV_PATHS[path]).formats():
+        if not any(qt.format.name in get_op(op).formats() for op in GEMV_PATHS[path]):
             return False
         if path == "mma":
             return target.mma

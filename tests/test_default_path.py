@@ -16,7 +16,7 @@ def test_the_table_names_int8dot_formats_only():
         assert fmts <= int8dot, key
 
 
-@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4"])
+@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4", "q4_k", "q6_k", "nvfp4"])
 @pytest.mark.parametrize("m", [1, 2, 4, 5, 6, 8])
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 def test_default_path_follows_the_table(fmt, m, dtype):
@@ -32,7 +32,7 @@ def test_default_path_follows_the_table(fmt, m, dtype):
 
 
 def test_the_int8mma_table_names_its_formats_only_and_needs_the_instruction():
-    taken = set(qkgen.kernels.ops.get_op("gemv_int8mma").formats())
+    taken = {f for op in ("gemv_int8mma", "gemv_int8mma_sub") for f in qkgen.kernels.ops.get_op(op).formats()}
     for key, fmts in FASTER_INT8MMA.items():
         assert set(fmts) <= taken and all(1 <= m <= 8 for m in fmts.values()), key
     q5_1 = qkgen.formats.get("q5_1")
@@ -40,6 +40,9 @@ def test_the_int8mma_table_names_its_formats_only_and_needs_the_instruction():
     assert default_path(get_target("cuda-sm90"), q5_1, 1, "f32") == "int8dot"
     no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
     assert default_path(no_mma, q5_1, 8, "f32") == "int8dot"  # sm_61..sm_75: dp4a, no int8 mma
+    q4_k = qkgen.formats.get("q4_k")  # super-block rows: int8mma from the M measured, W in fragments
+    assert [default_path(get_target("cuda-sm90"), q4_k, m, "f16") for m in (3, 4)] == ["int8dot", "int8mma"]
+    assert default_path(no_mma, q4_k, 8, "f16") == "int8dot"
 
 
 def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():

@@ -176,9 +176,18 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # f16 x, cold; f32 x not timed again): q5_0's int8dot path stays ahead at every M (34.4 against 40.9
 # at M = 4, 46.0 against 48.4 at 8); q8_0's int8mma path from M = 4 (34.0 against int8dot's 39.6;
 # at M = 2 40.3 against 34.8); q5_1's at 8 (40.8 against 46.0); q4_0 takes the mma path (FASTER_MMA).
+# The super-block rows, W in fragments (gemv_int8frag_sub; H200, runs 105-106, `qkgen bench --op gemv`,
+# public calls, both launches, docs/bench/2026-11-27-h200-session24.md), int8dot -> int8mma, f16 x,
+# cold (hot): q2_k 27.5 -> 28.8 at M = 4, 36.9 -> 30.1 at 8; q3_k 27.4 -> 26.7 at 3 (hot 23.8 ->
+# 24.4), 29.6 -> 26.9 at 4 (26.1 -> 24.3); q4_k 20.6 -> 20.9 at 3, 22.8 -> 21.3 at 4 (18.5 -> 18.5),
+# 31.7 -> 23.1 at 8; q5_k 20.8 -> 21.6 at 2, 23.6 -> 21.9 at 3 (20.7 -> 19.5); q6_k 26.2 -> 26.3
+# at 2, 28.4 -> 26.7 at 3 (27.4 -> 25.9); mxfp4 23.6 -> 25.7 at 4, 31.3 -> 26.7 at 8 (M = 5..7 not
+# timed); nvfp4's int8mma path takes 44 us at every M (int8dot 19.0 at M = 1, 39.5 at 8). f32 x: the
+# same least M (q3_k 29.7 -> 27.2 at 4, q5_k 23.6 -> 21.7 at 3, q6_k 28.6 -> 26.7 at 3).
+_SUB_INT8MMA = {"q2_k": 8, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 8}
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
-    ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2}),
-    ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2}),
+    ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2, **_SUB_INT8MMA}),
+    ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2, **_SUB_INT8MMA}),
     ("opencl-nvidia", False): MappingProxyType({"q5_1": 8, "q8_0": 4}),
     ("opencl-nvidia", True): MappingProxyType({"q4_0": 4, "q4_1": 8, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
 })  # fmt: skip

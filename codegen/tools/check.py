@@ -223,13 +223,15 @@ def _check_repack_planes(v: dict, fmt: Format, rng, backend, device) -> tuple[bo
 
 
 def _check_repack_fragments(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
-    """The device's fragments layout of a weight whose rows are not whole groups of blocks equals
-    ops.int8frag.to_fragments, byte for byte."""
+    """The device's fragments layout of a weight whose rows are not whole groups of blocks (or tiles)
+    equals ops.int8frag.to_fragments (super-block rows: ops.int8frag_sub.to_sub_fragments), byte
+    for byte."""
     from ..kernels.ops.int8frag import to_fragments
+    from ..kernels.ops.int8frag_sub import to_sub_fragments
 
     qt = sample(fmt, rng, shape=(3, 7 * fmt.block))
     dev = api._open(backend, device)
-    want = to_fragments(fmt, qt.data, *qt.shape)
+    want = (to_sub_fragments if fmt.sub_scales else to_fragments)(fmt, qt.data, *qt.shape)
     got = dev.download(api.fragments_array(qt, dev), "u8", want.size)
     return bool(np.array_equal(got, want)), float(np.count_nonzero(got != want))
 
@@ -257,10 +259,12 @@ CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1":
           "gemv_int8dot": _check_gemv_int8dot, "gemv_int8mma": functools.partial(_check_gemv_int8dot, path="int8mma"),
           "gemv_int8frag": functools.partial(_check_gemv_int8dot, path="int8mma", layout="fragments"),
           "gemv_int8mma_sub": functools.partial(_check_gemv_int8dot, path="int8mma"),
+          "gemv_int8frag_sub": functools.partial(_check_gemv_int8dot, path="int8mma", layout="fragments"),
           "gemv_mma": functools.partial(_check_gemv, path="mma"), "embedding": _check_embedding,
           "quantize_stats": _check_quantize_stats,
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
           "repack_planes": _check_repack_planes, "repack_fragments": _check_repack_fragments,
+          "repack_fragments_sub": _check_repack_fragments,
           "exact_sum": _check_exact_sum}  # fmt: skip
 
 

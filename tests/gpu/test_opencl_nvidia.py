@@ -166,14 +166,15 @@ def test_dequantize_pyopencl_arrays(v, shape, opencl_nvidia):
     assert_same(out.get(), qt0, "bf16")
 
 
-@pytest.mark.parametrize("path", ["int8dot", "int8mma"])  # int8mma: the mma instruction through inline PTX
+# int8mma: the mma instruction through inline PTX, W read from its blocks or its fragments layout
+@pytest.mark.parametrize("path, layout", [("int8dot", None), ("int8mma", "blocks"), ("int8mma", "fragments")])
 @pytest.mark.parametrize("m, dtype", [(1, "f32"), (3, "f16"), (8, "bf16")])
 @pytest.mark.parametrize("fmt", get_op("gemv_int8dot").formats())
-def test_gemv_int8dot(fmt, m, dtype, path, opencl_nvidia):
+def test_gemv_int8dot(fmt, m, dtype, path, layout, opencl_nvidia):
     qt = sample(fmt, (67, int8dot_k(fmt)))  # 67 rows: not a multiple of the rows per work-group
     x32 = np.random.default_rng(m).standard_normal((m, qt.shape[1])).astype(np.float32)
     x = x32 if dtype == "f32" else x32.astype(np.float16) if dtype == "f16" else reference.round_to(x32, "bf16")
-    y = qkgen.gemv(qt, x, path=path, backend="opencl", device="NVIDIA")
+    y = qkgen.gemv(qt, x, path=path, backend="opencl", device="NVIDIA", layout=layout)
     assert y.shape == (m, 67) and y.dtype == x.dtype
     got = reference.host_f32(np.asarray(y), dtype).astype(np.float64)
     eps = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}[dtype]

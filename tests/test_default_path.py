@@ -60,7 +60,8 @@ def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
     assert default_path(no_mma, nf4, 8, "f16") == "float"
 
 
-@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4"])
+@pytest.mark.parametrize("fmt", ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "nf4", "int4", "q2_k", "q4_k", "q5_k", "mxfp4",
+                                 "nvfp4"])  # fmt: skip
 @pytest.mark.parametrize("m", [1, 2, 4, 8])
 @pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 def test_nvidia_opencl_has_rows_of_its_own(fmt, m, dtype):
@@ -77,8 +78,8 @@ def test_nvidia_opencl_has_rows_of_its_own(fmt, m, dtype):
     want = "mma" if mma else "int8mma" if int8mma else "int8dot" if int8dot else "float"
     assert default_path(t, row, m, dtype) == want
     assert default_path(get_target("opencl-nvidia"), row, m, dtype) == "float"
-    if m == 1:
-        assert want == "float"  # measured: float wins at M = 1 there
+    if m == 1:  # measured: float wins at M = 1 there but for three super-block rows' int8dot path (run 110)
+        assert want == ("int8dot" if fmt in ("q3_k", "q5_k", "q6_k") and dtype != "f32" else "float")
 
 
 def test_default_call_on_opencl_is_the_float_path(rng):

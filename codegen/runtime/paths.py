@@ -50,7 +50,15 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
     # at M = 1 the float path won every legacy row (q4_0 22.4 vs 32.8 us); at M = 2 int8dot, f16 / f32
     # x: q4_0 29.8 / 30.2 vs 41.2 / 49.7, q4_1 30.1 / 30.1 vs 43.2 / 48.0, q5_0 36.5 / 33.3 vs 47.6 /
     # 65.6, q5_1 31.1 / 31.7 vs 49.4 / 65.0, q8_0 39.3 / 39.6 vs 42.8 / 46.0 (the K-quants: not timed)
-    ("opencl-nvidia", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    # The super-block rows, f16 x (H200, run 110, public calls, cold, docs/bench/2026-11-27-h200-session24.md;
+    # f32 x not timed): int8dot against float at M = 1: q3_k 32.9 vs 40.7, q5_k 32.0 vs 35.7, q6_k 31.6
+    # vs 39.6 (q2_k 39.0 vs 31.0, q4_k 43.3 vs 30.5, mxfp4 59.6 vs 37.0, nvfp4 60.6 vs 38.8: float); at
+    # M = 4 / 8: q2_k 43.9 / 45.6 vs 58.0 / 83.8, q3_k 39.9 / 53.2 vs 78.1 / 101.3, q4_k 33.4 / 40.0 vs
+    # 59.8 / 86.2, q5_k 34.7 / 49.1 vs 73.2 / 100.2, q6_k 42.8 / 56.5 vs 79.8 / 103.1, nvfp4 68.4 / 76.4
+    # vs 66.8 / 89.9 (mxfp4 72.6 / 80.9 vs 63.6 / 86.3: float)
+    ("opencl-nvidia", False, False): frozenset({"q3_k", "q5_k", "q6_k"}),
+    ("opencl-nvidia", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k",
+                                                "q6_k", "nvfp4"}),  # fmt: skip
     ("opencl-nvidia", True, True): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
 })  # fmt: skip
 
@@ -188,7 +196,12 @@ _SUB_INT8MMA = {"q2_k": 8, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
     ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2, **_SUB_INT8MMA}),
     ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2, **_SUB_INT8MMA}),
-    ("opencl-nvidia", False): MappingProxyType({"q5_1": 8, "q8_0": 4}),
+    # the super-block rows with W in fragments (run 110, f16 x, cold; M = 1, 4 and 8 timed): q2_k 38.7
+    # against int8dot's 43.9 at M = 4, q3_k 35.8 against 39.9, q4_k 32.5 against 33.4 (hot 32.2 against
+    # 43.6), q6_k 36.0 against 42.8; q5_k 32.5 against 49.1 at M = 8 (42.9 against 34.7 at 4); mxfp4
+    # 67.9 against the float path's 86.3 at M = 8 (67.7 against 63.6 at 4); nvfp4 never (124-133 us)
+    ("opencl-nvidia", False): MappingProxyType({"q5_1": 8, "q8_0": 4, "q2_k": 4, "q3_k": 4, "q4_k": 4, "q5_k": 8,
+                                                "q6_k": 4, "mxfp4": 8}),  # fmt: skip
     ("opencl-nvidia", True): MappingProxyType({"q4_0": 4, "q4_1": 8, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
 })  # fmt: skip
 
@@ -205,9 +218,13 @@ FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingPr
 # The super-block rows (gemv_int8mma_sub -> gemv_int8frag_sub; H200, run 103, sweep 47, kernel alone,
 # f16 x, M = 8, cold, docs/bench/2026-11-27-h200-session24.md): q2_k 39.3 -> 27.7 us, q3_k 69.8 ->
 # 25.7, q4_k 67.9 -> 20.9, q5_k 84.4 -> 22.1, q6_k 58.6 -> 26.6, mxfp4 41.6 -> 24.2, nvfp4 50.8 -> 42.6.
+# NVIDIA's OpenCL, the super-block rows (run 110, H200, public calls, f16 x, M = 8, cold), blocks ->
+# fragments: q2_k 50.1 -> 39.7, q3_k 79.5 -> 36.5, q4_k 78.3 -> 33.2, q5_k 95.3 -> 32.5, q6_k 69.5 ->
+# 37.7, mxfp4 72.0 -> 67.9; nvfp4 124.9 -> 132.8 keeps its blocks.
 INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
     "cuda": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", *_K_AND_FP4}),
-    "opencl-nvidia": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0"}),
+    "opencl-nvidia": frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
+                                "mxfp4"}),  # fmt: skip
 })  # fmt: skip
 
 

@@ -191,16 +191,21 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # 31.7 -> 23.1 at 8; q5_k 20.8 -> 21.6 at 2, 23.6 -> 21.9 at 3 (20.7 -> 19.5); q6_k 26.2 -> 26.3
 # at 2, 28.4 -> 26.7 at 3 (27.4 -> 25.9); mxfp4 23.6 -> 25.7 at 4, 31.3 -> 26.7 at 8 (M = 5..7 not
 # timed); nvfp4's int8mma path takes 44 us at every M (int8dot 19.0 at M = 1, 39.5 at 8). f32 x: the
-# same least M (q3_k 29.7 -> 27.2 at 4, q5_k 23.6 -> 21.7 at 3, q6_k 28.6 -> 26.7 at 3).
-_SUB_INT8MMA = {"q2_k": 8, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 8}
+# same least M (q3_k 29.7 -> 27.2 at 4, q5_k 23.6 -> 21.7 at 3, q6_k 28.6 -> 26.7 at 3). M = 5..7
+# (run 112, an NVIDIA H100, f16 x; f32 x follows f16's, as it did at every M timed on the H200):
+# q2_k 31.4 -> 29.0 at 5 (hot 29.5 -> 26.6), mxfp4 25.7 -> 26.1 at 5 (hot 23.5 -> 22.9), 27.6 -> 26.3
+# at 6, 30.4 -> 26.6 at 7.
+_SUB_INT8MMA = {"q2_k": 5, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 6}
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
     ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2, **_SUB_INT8MMA}),
     ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2, **_SUB_INT8MMA}),
     # the super-block rows with W in fragments (run 110, f16 x, cold; M = 1, 4 and 8 timed): q2_k 38.7
     # against int8dot's 43.9 at M = 4, q3_k 35.8 against 39.9, q4_k 32.5 against 33.4 (hot 32.2 against
     # 43.6), q6_k 36.0 against 42.8; q5_k 32.5 against 49.1 at M = 8 (42.9 against 34.7 at 4); mxfp4
-    # 67.9 against the float path's 86.3 at M = 8 (67.7 against 63.6 at 4); nvfp4 never (124-133 us)
-    ("opencl-nvidia", False): MappingProxyType({"q5_1": 8, "q8_0": 4, "q2_k": 4, "q3_k": 4, "q4_k": 4, "q5_k": 8,
+    # 67.9 against the float path's 86.3 at M = 8 (67.7 against 63.6 at 4); nvfp4 never (124-133 us).
+    # M = 2 and 3 (run 112, an NVIDIA H100): q4_k 41.4 against 44.4 at 3 (hot 42.8 against 45.3), a tie
+    # at 2; int8dot ahead or level for the others (q2_k 34.2 against 38.2 at 2, q5_k 34.4 against 43.4)
+    ("opencl-nvidia", False): MappingProxyType({"q5_1": 8, "q8_0": 4, "q2_k": 4, "q3_k": 4, "q4_k": 3, "q5_k": 8,
                                                 "q6_k": 4, "mxfp4": 8}),  # fmt: skip
     ("opencl-nvidia", True): MappingProxyType({"q4_0": 4, "q4_1": 8, "q5_0": 4, "q5_1": 8, "q8_0": 2}),
 })  # fmt: skip

@@ -16,7 +16,8 @@ from qkgen import formats as F
 from qkgen.backends import get
 from qkgen.formats import mxfp4, reference, subscales
 from qkgen.kernels.ops import get_op
-from qkgen.kernels.ops.quantize import magnitude_search, search
+from qkgen.kernels.ops.quantize import magnitude_search
+from qkgen.kernels.ops.table_search import search
 from qkgen.runtime.quantize import quantize_device
 from qkgen.tools.catalog import variants
 
@@ -96,12 +97,18 @@ def test_odd_sizes_and_tails(backend, name, rng, poisoned):
 
 @pytest.mark.parametrize("backend", WHERE)
 def test_ties_go_where_the_reference_sends_them(backend, poisoned):
-    """Values on the midpoints of the 4-bit tables (absmax 1), halves for rint (int8) and roundf
-    (q8_0), and all-zero blocks among others."""
+    """Values on the midpoints of the 4-bit tables (absmax 1), on blockwise8's cuts and the f32 just
+    below each (absmax 1: c is the value), halves for rint (int8) and roundf (q8_0), and all-zero
+    blocks among others."""
     for name in ("nf4", "fp4"):
-        mids = np.asarray(search(F.get(name).table).mids, np.float32)
+        mids = np.asarray(search(F.get(name).table).keys, np.float32)
         x = np.concatenate([[1.0], mids, -mids, np.zeros(64 - 1 - 2 * mids.size)]).astype(np.float32)
         run(np.concatenate([x, np.zeros(64, np.float32), x[:33]]), F.get(name), backend)
+    cuts = np.asarray(search(F.get("blockwise8").table, lookup=True).keys, np.float32)
+    below = np.nextafter(cuts, np.float32(-2))
+    x = np.ones((2, 256), np.float32)
+    x[0, 1:], x[1, 1:] = cuts, below
+    run(x, F.get("blockwise8"), backend)
     halves = np.concatenate([[128.0], np.arange(-20, 20) + 0.5]).astype(np.float32)
     run(halves.reshape(1, -1), F.get("int8"), backend, scale_mode="row")
     q8 = np.concatenate([[127.0], np.arange(-15, 16) + 0.5]).astype(np.float32)

@@ -48,6 +48,14 @@ def _lut(table: tuple[float, ...]) -> np.ndarray:
     return np.searchsorted(mids, grid.astype(_F32), side="left").astype(np.int32)
 
 
+def lookup_codes(c: np.ndarray, table: tuple[float, ...]) -> np.ndarray:
+    """The code of each f32 c = clamp(x * f32(1/absmax), -1, 1) (NaN: the code of -1): its entry in
+    the 65536-step table. Every step rounds monotonically, so the code never falls as c grows."""
+    half = (_F32(1) + c.astype(_F32)) * _F32(0.5)
+    index = np.trunc(codec.fma_f32(_LUT_STEPS, np.nan_to_num(half), 0.5)).astype(np.int64)
+    return _lut(table)[index]
+
+
 def codes_8bit(flat: np.ndarray, table: tuple[float, ...], block: int) -> tuple[np.ndarray, np.ndarray]:
     """bitsandbytes 8-bit blockwise (its native CPU path): (codes [n], absmax [nblocks])."""
     blocks, _ = blocks_of(flat, block)
@@ -55,9 +63,7 @@ def codes_8bit(flat: np.ndarray, table: tuple[float, ...], block: int) -> tuple[
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = _F32(1) / absmax
         c = np.clip(blocks * inv[:, None], -1, 1)
-    half = (_F32(1) + c) * _F32(0.5)
-    index = np.trunc(codec.fma_f32(_LUT_STEPS, np.nan_to_num(half), 0.5)).astype(np.int64)
-    codes = _lut(table)[index]
+    codes = lookup_codes(c, table)
     codes[absmax == 0] = 0  # an all-zero block writes code 0 (its value is -0.99 * 0 = -0)
     return codes.reshape(-1)[: flat.size], absmax
 

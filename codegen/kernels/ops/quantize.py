@@ -38,6 +38,7 @@ from ...formats.kquant import search as kquant_search
 from ...formats import reference as ref
 from ...formats.subscales import decode as decode_sub_scales
 from ..source import Arg
+from .table_search import search
 from .spec import OpSpec, Output, Request, grid_1d, lanes_of, one_scale_per_block
 
 _F32 = np.float32
@@ -81,45 +82,6 @@ def separate(fmt: Format) -> bool:
     return accepts(fmt) and not fmt.inline
 
 
-@dataclass(frozen=True)
-class Search:
-    """A sorted table as the kernels search it: midpoints (f32), and the code of each sorted slot
-    where the table is not sorted (FP4: +0 before -0, stable)."""
-
-    mids: tuple[float, ...]
-    order: tuple[int, ...] | None
-    steps: tuple[int, ...]  # the binary search's strides, largest first
-    pad: int  # the code of 0.0 (a padding slot of the last byte)
-
-    @property
-    def grid_thresholds(self) -> tuple[int, ...]:
-        """For the lookup rule: per midpoint k, the first grid step i (0..65535; 65536: none) whose
-        grid point f32(f32(2i) / 65535) - 1 lies above it, so that the search of a grid point is the
-        count of thresholds at or below i, in integers (the point itself never computed)."""
-        i = np.arange(65536, dtype=np.float32)
-        g = (np.float32(2) * i) / np.float32(65535) - np.float32(1)  # float32 throughout, as the kernel rounds
-        assert np.all(np.diff(g) >= 0)
-        return tuple(int(t) for t in np.searchsorted(g, np.asarray(self.mids, np.float32), side="right"))
-
-    @property
-    def order_bits(self) -> int:
-        """order packed 4 bits an entry, entry 0 lowest (tables of up to 16 entries)."""
-        assert self.order is not None and len(self.order) <= 16
-        return sum(c << (4 * i) for i, c in enumerate(self.order))
-
-
-def search(table: tuple[float, ...]) -> Search:
-    t = np.asarray(table, dtype=_F32)
-    order = np.argsort(t, kind="stable")
-    mids = (t[order[:-1]] + t[order[1:]]) / _F32(2)
-    bits = len(table).bit_length() - 1
-    assert len(table) == 1 << bits
-    pad = int(order[np.searchsorted(mids, _F32(0), side="left")])
-    ident = bool(np.all(order == np.arange(len(order))))
-    return Search(tuple(float(m) for m in mids), None if ident else tuple(int(o) for o in order),
-                  tuple(1 << s for s in reversed(range(bits))), pad)  # fmt: skip
-
-
 def packing(fmt: Format, unit: int) -> tuple[int, list[tuple[int, int]]]:
     """(elements per byte step, [(element offset, shift) per slot]): byte k of a packing unit of
     `unit` elements holds element k * step + offset of each slot, at its shift (from locate())."""
@@ -146,7 +108,7 @@ def _table_of(req: Request) -> tuple[tuple[float, ...], str, int]:
 def _common(req: Request) -> dict:
     fmt = req.fmt
     table, how, block = _table_of(req)
-    ctx = dict(rule=how, unit=block, search=search(table) if table else None, tiny=TINY,
+    ctx = dict(rule=how, unit=block, search=search(table, how == "lookup") if table else None, tiny=TINY,
                int_div=float(max(-fmt.qmin, fmt.qmax)) if how == "absmax_int" else 0.0)  # fmt: skip
     if req.nested and req.dtype != "f32":
         raise QKGenValueError(f"dtype: {req.dtype}; the nested statistics step reads the f32 absmax: allowed: f32")
@@ -218,7 +180,7 @@ def _blockwise_context(req: Request) -> dict:
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
             Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg),
-            Arg("keys", "local", "f32" if ctx["rule"] == "nearest" else "u32", count=len(ctx["search"].mids))]  # fmt: skip
+            Arg("keys", "local", "f32", count=len(ctx["search"].keys))]  # fmt: skip
     return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 

@@ -1,0 +1,101 @@
+"""How the quantizer kernels find the code of a value in a table (the "nearest" and "lookup" rules):
+the count of sorted f32 keys below it (or at or below it), by a search tree whose keys lie in
+breadth-first order, so that each level's keys sit side by side in local memory (distinct banks;
+a sorted array's binary search sends the lanes of a level to keys a power of two apart, one bank).
+
+"nearest": the keys are the sorted table's f32 midpoints, a value counts those below it.
+"lookup": bitsandbytes' 65536-step table (formats.bnb8.lookup_codes) is a non-decreasing function of
+c = clamp(x / absmax, -1, 1), so code(c) is the count of cuts at or below c, cut k being the least
+f32 c whose code is k or more: found by bisection over the ordered f32 values of [-1, 1], from the
+reference itself. The grid step, its rounding and the table walk vanish from the kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...formats.bnb8 import lookup_codes
+
+_F32 = np.float32
+NEVER = 2.0  # the cut of a code no c in [-1, 1] reaches: above every c (and false against NaN)
+
+
+@dataclass(frozen=True)
+class Search:
+    """keys: sorted, 2^levels - 1 of them; strict: count keys below v ("<"), else at or below ("<=");
+    order: the code of each sorted slot where the table is not sorted (FP4: +0 before -0, stable)."""
+
+    keys: tuple[float, ...]
+    strict: bool
+    order: tuple[int, ...] | None
+    pad: int  # the code of 0.0 (a padding slot of the last byte)
+
+    @property
+    def levels(self) -> int:
+        return len(self.keys).bit_length()
+
+    @property
+    def tree(self) -> tuple[float, ...]:
+        """The keys in breadth-first order: node j's children are 2j + 1 and 2j + 2, the leaves after
+        the last level, j - (2^levels - 1), count the keys the search went right of."""
+        out: list[float] = [0.0] * len(self.keys)
+        it = iter(self.keys)
+
+        def fill(j: int) -> None:  # in-order walk: the sorted keys land on the tree's nodes in order
+            if j < len(out):
+                fill(2 * j + 1)
+                out[j] = next(it)
+                fill(2 * j + 2)
+
+        fill(0)
+        return tuple(out)
+
+    @property
+    def order_bits(self) -> int:
+        """order packed 4 bits an entry, entry 0 lowest (tables of up to 16 entries)."""
+        assert self.order is not None and len(self.order) <= 16
+        return sum(c << (4 * i) for i, c in enumerate(self.order))
+
+    def count(self, v: np.ndarray) -> np.ndarray:
+        """What the kernel's search gives for f32 values v (a test's oracle of the tree)."""
+        v = np.asarray(v, _F32)
+        n = np.searchsorted(np.asarray(self.keys, _F32), v, side="left" if self.strict else "right")
+        return np.where(np.isnan(v), 0, n)  # every comparison with NaN is false: the search goes left
+
+
+def _ordered(key: np.ndarray) -> np.ndarray:
+    """The f32 value of an ordered integer key (key >= 0: the bits of a value >= 0; key < 0: -key the
+    bits of its magnitude, negative)."""
+    bits = np.where(key >= 0, key, (-key) | 0x80000000).astype(np.uint32)
+    return bits.view(_F32)
+
+
+@functools.lru_cache(maxsize=None)
+def lookup_cuts(table: tuple[float, ...]) -> tuple[float, ...]:
+    """Cut k (k = 1 .. len(table) - 1): the least f32 c in [-1, 1] with lookup_codes(c) >= k."""
+    one = int(np.float32(1).view(np.uint32))
+    k = np.arange(1, len(table))
+    lo = np.full(k.size, -one, np.int64)  # c = -1
+    hi = np.full(k.size, one + 1, np.int64)  # one past c = 1: "none"
+    while np.any(lo < hi):  # least key in [lo, hi) whose code is k or more
+        mid = (lo + hi) // 2
+        up = lookup_codes(_ordered(np.minimum(mid, one)), table) >= k
+        hi, lo = np.where(up, mid, hi), np.where(up, lo, mid + 1)
+    cuts = np.where(lo <= one, _ordered(np.minimum(lo, one)), _F32(NEVER))
+    assert np.all(np.diff(cuts) >= 0)
+    return tuple(float(c) for c in cuts)
+
+
+@functools.lru_cache(maxsize=None)
+def search(table: tuple[float, ...], lookup: bool = False) -> Search:
+    t = np.asarray(table, dtype=_F32)
+    order = np.argsort(t, kind="stable")
+    mids = (t[order[:-1]] + t[order[1:]]) / _F32(2)
+    assert len(table) & (len(table) - 1) == 0, len(table)
+    pad = int(order[np.searchsorted(mids, _F32(0), side="left")])
+    ident = bool(np.all(order == np.arange(len(order))))
+    keys = lookup_cuts(table) if lookup else tuple(float(m) for m in mids)
+    return Search(keys, not lookup, None if ident else tuple(int(o) for o in order), pad)

@@ -1,0 +1,57 @@
+"""The quantizer's table searches (kernels/ops/table_search.py), on the host: the breadth-first tree
+walked as the kernels walk it counts what the sorted keys count, and bitsandbytes' 65536-step lookup
+is the count of cuts at or below c, at every cut, the f32 on either side of it, and random c.
+(Every f32 in [-1, 1] was compared once by hand: 2026-11-27, no mismatch; too slow for a test.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qkgen import formats as F
+from qkgen.formats.bnb8 import lookup_codes
+from qkgen.kernels.ops.table_search import NEVER, search
+
+TABLES = {"nf4": (F.get("nf4").table, False), "fp4": (F.get("fp4").table, False),
+          "blockwise8": (F.get("blockwise8").table, True), "nested": (F.get("nf4").nested_table, True)}  # fmt: skip
+
+
+def walk(s, v: np.ndarray) -> np.ndarray:
+    """The kernel's tree walk: right where the node's key is below (strict) or at or below v."""
+    tree = np.asarray(s.tree, np.float32)
+    node = np.zeros(v.shape, np.int64)
+    for _ in range(s.levels):
+        key = tree[node]
+        right = key < v if s.strict else key <= v
+        node = 2 * node + np.where(right, 2, 1)
+    return node - tree.size
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_tree_walk_counts_the_sorted_keys(name, rng):
+    table, lookup = TABLES[name]
+    s = search(table, lookup)
+    keys = np.asarray(s.keys, np.float32)
+    assert keys.size == 2**s.levels - 1 == len(table) - 1 and np.all(np.diff(keys) >= 0)
+    assert np.all((keys > -1) & ((keys <= 1) | (keys == NEVER)))  # why the kernels need no clamp
+    near = np.concatenate([keys, np.nextafter(keys, np.float32(-3)), np.nextafter(keys, np.float32(3))])
+    v = np.concatenate([near, rng.uniform(-1.5, 1.5, 20000).astype(np.float32), [np.nan, -1, 1, 0, -0.0]])
+    v = v.astype(np.float32)
+    assert np.array_equal(walk(s, v), s.count(v))
+    assert s.count(np.float32([np.nan]))[0] == 0
+
+
+@pytest.mark.parametrize("name", ["blockwise8", "nested"])
+def test_lookup_is_the_count_of_cuts(name, rng):
+    table, _ = TABLES[name]
+    s = search(table, lookup=True)
+    cuts = np.asarray(s.keys, np.float32)
+    steps = np.arange(-64, 65)
+    bits = cuts[cuts <= 1].view(np.int32)[:, None] + steps[None, :]  # 64 f32 either side of each cut
+    near = bits.astype(np.int32).view(np.float32).reshape(-1)
+    near = near[(near >= -1) & (near <= 1)]
+    c = np.concatenate([near, rng.uniform(-1, 1, 200000).astype(np.float32), [-1, 1, 0, -0.0, np.nan]])
+    c = c.astype(np.float32)
+    assert np.array_equal(s.count(c), lookup_codes(c, table))
+    # beyond [-1, 1] (c = v / absmax rounded), the count is that of -1 or 1: the kernels do not clamp
+    assert np.array_equal(s.count(np.float32([-1.0000001, 1.0000001])), lookup_codes(np.float32([-1, 1]), table))

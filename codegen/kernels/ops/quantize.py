@@ -292,7 +292,8 @@ def sub_block_codes(fmt: Format) -> dict:
     assert np.all((rel >= 0) & (rel < count)) and len({o for o, _ in slots}) == len(slots) == plane.per_byte, fmt.name
     terms = [f"(q[k{f' + {o}u' if o else ''}] & {plane.mask}u){f' << {sh}u' if sh else ''}" for o, sh in slots]
     value = "(uchar)" + (terms[0] if len(terms) == 1 else "(" + " | ".join(terms) + ")")
-    return dict(field=plane.field, at=fmt.offsets[plane.field], count=count, per_byte=plane.per_byte, value=value)
+    return dict(field=plane.field, at=fmt.offsets[plane.field], count=count, per_byte=plane.per_byte, value=value,
+                slots=slots, elements=", ".join(f"k + {o}" if o else "k" for o, _ in slots))  # fmt: skip
 
 
 # float32 log2 of a = (2 - k 2^-23) 2^e rounds up to e + 1 for k <= floor(2^p ln 2), 2^(p - 24) half an

@@ -5,7 +5,8 @@ cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8d
 "dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
 "layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
 planes, neither timed; or "x_planes": true, x alone in planes; the float and mma ops may take
-"patch": [[old, new], ...], strings replaced in the rendered source, for what-if experiments); argv[2]: output JSON."""
+"patch": [[old, new], ...], strings replaced in the rendered source, for what-if experiments, as may the
+int8 ops); argv[2]: output JSON."""
 import os, sys, json
 ONCE = bool(os.environ.get("PROBE_ONCE"))
 import numpy as np, torch, qkgen
@@ -57,6 +58,18 @@ def weights(fmt, kw, n, k):
         _W[key] = (qt, arrs, wbytes, wd)
     return _W[key]
 
+def patched(plan, patch, ov):
+    """plan with each [old, new] of patch replaced in its rendered source (an experiment), noted in ov."""
+    if not patch:
+        return plan
+    import dataclasses
+    src = plan.ks.source
+    for old, new in patch:
+        assert old in src, old
+        src = src.replace(old, new)
+    ov["patch"] = patch
+    return Plan(dev, dataclasses.replace(plan.ks, source=src))
+
 def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     qt, arrs, wbytes, wd = weights(fmt, kw, n, k)
     x = torch.randn(m, k, device="cuda").to(TD[dtype])
@@ -67,8 +80,9 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     if op in ("gemv_int8dot", "gemv_int8mma", "gemv_int8frag", "gemv_int8mma_sub", "gemv_int8frag_sub"):
         mmax = {"mmax": 1 if m == 1 else 8} if op == "gemv_int8dot" else {}  # the mma kernels take any M <= 8
         loads = ov.pop("loads", None)  # an experiment: misaligned runs through aligned vectors (vector_loads)
+        patch = ov.pop("patch", None)
         with vector_loads(loads):
-            plan = Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov)
+            plan = patched(Plan.make(dev, op, qt.format, dtype=dtype, **mmax, **ov), patch, ov)
         if loads:
             ov["loads"] = loads
         from qkgen.runtime.api import quantize_q8_1_device
@@ -89,16 +103,8 @@ def run(fmt, kw, n, k, m, dtype, ov, op="gemv"):
     else:
         mmax = {} if op == "gemv_mma" else {"mmax": 1 if m == 1 else 8}  # gemv_mma takes any M <= 8
         patch = ov.pop("patch", None)  # an experiment: [[old, new], ...] replaced in the rendered source
-        plan = Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                         scale_mode=qt.scale_mode, **mmax, **ov)
-        if patch:
-            import dataclasses
-            src = plan.ks.source
-            for old, new in patch:
-                assert old in src, old
-                src = src.replace(old, new)
-            plan = Plan(dev, dataclasses.replace(plan.ks, source=src))
-            ov["patch"] = len(patch)
+        plan = patched(Plan.make(dev, op, qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                                 scale_mode=qt.scale_mode, **mmax, **ov), patch, ov)
     from qkgen.runtime.api import weight_values
     _, sizes = weight_values(qt)
     sizes.update(N=n, K=k, M=m)

@@ -98,16 +98,18 @@ def test_odd_sizes_and_tails(backend, name, rng, poisoned):
 @pytest.mark.parametrize("backend", WHERE)
 def test_ties_go_where_the_reference_sends_them(backend, poisoned):
     """Values on the midpoints of the 4-bit tables (absmax 1), on blockwise8's cuts and the f32 just
-    below each (absmax 1: c is the value), halves for rint (int8) and roundf (q8_0), and all-zero
-    blocks among others."""
+    below each (absmax 1: c is the value), a block of subnormals, halves for rint (int8) and roundf
+    (q8_0), and all-zero blocks among others."""
     for name in ("nf4", "fp4"):
         mids = np.asarray(search(F.get(name).table).keys, np.float32)
         x = np.concatenate([[1.0], mids, -mids, np.zeros(64 - 1 - 2 * mids.size)]).astype(np.float32)
         run(np.concatenate([x, np.zeros(64, np.float32), x[:33]]), F.get(name), backend)
     cuts = np.asarray(search(F.get("blockwise8").table, lookup=True).keys, np.float32)
     below = np.nextafter(cuts, np.float32(-2))
-    x = np.ones((2, 256), np.float32)
+    x = np.ones((3, 256), np.float32)
     x[0, 1:], x[1, 1:] = cuts, below
+    x[2] = 0  # a subnormal absmax has no f32 inverse: c = x * inf, the zeros' c NaN (code 0)
+    x[2, :8] = [1e-39, -5e-40, 0, 3e-40, -1e-39, 2e-45, 0, 7e-40]
     run(x, F.get("blockwise8"), backend)
     halves = np.concatenate([[128.0], np.arange(-20, 20) + 0.5]).astype(np.float32)
     run(halves.reshape(1, -1), F.get("int8"), backend, scale_mode="row")

@@ -164,15 +164,6 @@ def blockwise(fmt: Format) -> bool:
     return separate(fmt) and rule(fmt) in ("nearest", "lookup")
 
 
-def _search_locals(s) -> list[Arg]:
-    """quantize_blockwise's local copies of its search tables: the lookup rule's buckets, or the tree."""
-    if s.buckets is None:
-        return [Arg("keys", "local", "f32", count=len(s.keys))]
-    b = s.buckets
-    return [Arg("starts", "local", "u8", count=len(b.starts)), Arg("ucuts", "local", "f32", count=len(b.ucuts)),
-            Arg("below", "local", "u8", count=len(b.below))]  # fmt: skip
-
-
 def _blockwise_context(req: Request) -> dict:
     """A block's lanes hold PER_LANE elements each: its absmax by a local-memory tree, then the codes."""
     fmt = req.fmt
@@ -189,7 +180,7 @@ def _blockwise_context(req: Request) -> dict:
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
             Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg),
-            *_search_locals(ctx["search"])]  # fmt: skip
+            Arg("keys", "local", "f32", count=len(ctx["search"].keys))]  # fmt: skip
     return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 

@@ -284,7 +284,7 @@ def magnitude_search(fmt: Format) -> dict:
 def sub_block_codes(fmt: Format) -> dict:
     """The code bytes of a row with one plane, written a sub-block at a time: sub-block j's codes q fill
     bytes [j count, j count + count) of the plane's field, byte k holding q[k + off] at bit sh for each
-    (off, sh) of its slots (from locate(), checked here). `value`: byte k as a C expression."""
+    (off, sh) of its `slots` (from locate(), checked here); `elements`: byte k's elements, for a comment."""
     (plane,) = fmt.planes
     sub = fmt.sub_block or fmt.block
     count = sub * plane.bits // 8
@@ -295,10 +295,8 @@ def sub_block_codes(fmt: Format) -> dict:
     off = e % sub - rel
     slots = sorted({(int(o), int(sh)) for o, sh in zip(off, shift)})
     assert np.all((rel >= 0) & (rel < count)) and len({o for o, _ in slots}) == len(slots) == plane.per_byte, fmt.name
-    terms = [f"(q[k{f' + {o}u' if o else ''}] & {plane.mask}u){f' << {sh}u' if sh else ''}" for o, sh in slots]
-    value = "(uchar)" + (terms[0] if len(terms) == 1 else "(" + " | ".join(terms) + ")")
-    return dict(field=plane.field, at=fmt.offsets[plane.field], count=count, per_byte=plane.per_byte, value=value,
-                slots=slots, elements=", ".join(f"k + {o}" if o else "k" for o, _ in slots))  # fmt: skip
+    return dict(field=plane.field, at=fmt.offsets[plane.field], count=count, per_byte=plane.per_byte, slots=slots,
+                elements=", ".join(f"k + {o}" if o else "k" for o, _ in slots))  # fmt: skip
 
 
 # float32 log2 of a = (2 - k 2^-23) 2^e rounds up to e + 1 for k <= floor(2^p ln 2), 2^(p - 24) half an

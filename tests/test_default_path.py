@@ -105,6 +105,22 @@ def test_mma_knobs_two_tiles_with_f32_x_at_m8():
     assert "tiles2" in name
 
 
+def test_round_x_first_from_m2_on_cuda():
+    """runtime.paths.MMA_ROUND_X (H100, run 123): on CUDA the mma path rounds f32 x once, in a launch
+    of its own, from M = 2 for the rows that take that path with f32 x; never at M = 1 or elsewhere."""
+    from qkgen.runtime.paths import MMA_ROUND_X, default_round_x
+
+    cuda, ocl = get_target("cuda-sm90"), get_target("opencl-nvidia-sm90")
+    mma = set(qkgen.kernels.ops.get_op("gemv_mma").formats())
+    for kind, rows in MMA_ROUND_X.items():
+        assert set(rows) <= mma and all(1 <= m <= 8 for m in rows.values()), kind
+    for name in ("nf4", "fp4", "int4", "int8", "blockwise8"):
+        fmt = qkgen.formats.get(name)
+        assert [default_round_x(cuda, fmt, m) for m in (1, 2, 8)] == [False, True, True], name
+        assert not default_round_x(ocl, fmt, 8)
+    assert not default_round_x(cuda, qkgen.formats.get("q4_0"), 8)  # its f32 x takes int8mma
+
+
 def test_nvidia_opencl_f16_rows_follow_run_101():
     """NVIDIA's OpenCL with f16 x (H200, run 101): the mma path for q4_0 from M = 2, int8dot for
     q5_0 at every M > 1, int8mma for q8_0 from M = 4 and q5_1 at M = 8, the float path at M = 1."""

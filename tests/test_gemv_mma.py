@@ -39,7 +39,11 @@ VARIANT_DEVICES = [pytest.param(v, d, id=f"{_variant_id(v)}-{d}")
 def test_gemv_mma_matches_rounded_weight_product(v, device, m, rng, poisoned):
     qt = check.gemv_sample(F.get(v["format"]), rng, v, op="gemv_mma")
     x = check.gemv_x(rng, m, qt.shape[1], v["dtype"])
-    y = qkgen.gemv(qt, x, path="mma", backend="opencl", device=device)
+    if v.get("x_rounded"):  # f32 x rounded by round_to_f16 first: bit for bit the one-kernel form's y
+        y = check.gemv_round_x(qt, x, True, "opencl", device)
+        assert np.array_equal(y.view(np.uint32), check.gemv_round_x(qt, x, False, "opencl", device).view(np.uint32))
+    else:
+        y = qkgen.gemv(qt, x, path="mma", backend="opencl", device=device)
     assert y.shape == (m, check.GEMV_ROWS)
     err, bound = check.gemv_error(y, x, qt, v["dtype"], rounded=True)
     assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
@@ -75,6 +79,24 @@ def test_cuda_form_uses_the_mma_instruction_and_others_local_memory():
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in cuda and "frag[" not in cuda
     ocl = render("gemv_mma", "nf4", "opencl-intel-gpu", dtype="f16", blocksize=64, nested=True).source
     assert "mma.sync" not in ocl and "frag[lid * 6u]" in ocl
+
+
+def test_round_x_refusals_and_names():
+    """x_rounded is f32 x's alone, and named in the kernel; round_x only on the mma path with f32 x."""
+    name = render("gemv_mma", "nf4", "cuda-sm90", dtype="f32", x_rounded=True).name
+    assert "x_rounded1" in name and "x_rounded" not in render("gemv_mma", "nf4", "cuda-sm90", dtype="f32").name
+    with pytest.raises(QKGenValueError, match="x_rounded: True with dtype f16; allowed: True only with dtype f32"):
+        render("gemv_mma", "nf4", "cuda-sm90", dtype="f16", x_rounded=True)
+    qt = qkgen.quantize(np.linspace(-1, 1, 4 * 64, dtype=np.float32).reshape(4, 64), "nf4")
+    from qkgen.runtime.api import gemv_plans
+
+    x16 = np.ones((2, 64), np.float16)
+    with pytest.raises(QKGenValueError, match="round_x: True with path 'mma' and f16 x; allowed: True only on"):
+        gemv_plans(qt, x16, "mma", backend="opencl", round_x=True)
+    with pytest.raises(QKGenValueError, match="round_x: True with path 'float'"):
+        gemv_plans(qt, x16.astype(np.float32), "float", backend="opencl", round_x=True)
+    with pytest.raises(QKGenValueError, match="round_x: 1; allowed: None, True or False"):
+        gemv_plans(qt, x16.astype(np.float32), "mma", backend="opencl", round_x=1)
 
 
 def test_formats_and_refusals():

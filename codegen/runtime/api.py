@@ -24,8 +24,8 @@ from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..kernels.ops.int8frag_sub import frag_sub_bytes
 from ..formats.layout import check_layout
-from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_x_planes,
-                    float_knobs, int8frag_knobs, mma_knobs)
+from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_round_x,
+                    default_x_planes, float_knobs, int8frag_knobs, mma_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
@@ -180,13 +180,16 @@ def _check_k(k: int, multiple: int, what: str) -> None:
 
 
 def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | None = None, device: Any = None,
-               fast_decode: bool = True, layout: str | None = None) -> tuple[list[Plan], dict]:  # fmt: skip
+               fast_decode: bool = True, layout: str | None = None,
+               round_x: bool | None = None) -> tuple[list[Plan], dict]:  # fmt: skip
     """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
     gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the one measured faster,
     runtime.paths) and the launch sizes; what gemv and the bench share. layout (int8dot): "blocks"
     or "planes" (W from weight_planes, x quantized to q8_1 planes); int8mma: "blocks" or "fragments"
     (W from weight_fragments, read by gemv_int8frag); None: runtime.paths' default for the format
-    and device."""
+    and device. round_x (the mma path, f32 x): round x to f16 once (round_to_f16) before gemv_mma
+    rather than in every work-group; the same y bit for bit. None: where runtime.paths measured it
+    faster."""
     if path is not None and path not in PATHS:
         raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
     if layout is not None and layout != "fragments":
@@ -203,6 +206,11 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     if path in ("float", "mma") and layout not in (None, "blocks"):
         raise QKGenValueError(f"layout: {layout!r}; the {path} path reads the blocks; allowed: blocks (the int8dot "
                               "path also reads planes, the int8mma path fragments)")  # fmt: skip
+    if round_x is not None and not isinstance(round_x, bool):
+        raise QKGenValueError(f"round_x: {round_x!r}; allowed: None, True or False")
+    if round_x and (path != "mma" or dtype != "f32"):
+        raise QKGenValueError(f"round_x: True with path {path!r} and {dtype} x; allowed: True only on the mma "
+                              "path with f32 x")  # fmt: skip
     if path == "float":
         knobs = float_knobs(dev.target, qt.format, m, dtype)  # shapes measured faster on this kind of device
         if not fast_decode:
@@ -212,11 +220,15 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         _check_k(k, plan.ks.param("ept"), qt.describe())
         return [plan], sizes
     if path == "mma":
-        knobs = mma_knobs(dev.target, qt.format, m, dtype)  # shapes measured faster on this kind of device
+        rounded = dtype == "f32" and (default_round_x(dev.target, qt.format, m) if round_x is None else round_x)
+        # shapes measured faster on this kind of device; rounded x is read as 16-bit x is
+        knobs = mma_knobs(dev.target, qt.format, m, "f16" if rounded else dtype)
+        if rounded:
+            knobs["x_rounded"] = True
         plan = Plan.make(dev, "gemv_mma", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
                          scale_mode=qt.scale_mode, **knobs)  # fmt: skip
         _check_k(k, plan.ks.param("ept"), f"the mma path ({qt.describe()})")
-        return [plan], sizes
+        return ([Plan.make(dev, "round_to_f16", None, dtype="f32")] if rounded else []) + [plan], sizes
     # the int8mma path: gemv_int8mma for block rows, gemv_int8mma_sub for super-block rows
     ops = ("gemv_int8mma", "gemv_int8mma_sub") if path == "int8mma" else ("gemv_int8dot",)
     op = next((o for o in ops if get_op(o).accepts(qt.format)), None)
@@ -334,8 +346,9 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     path "int8mma" (q4_0 .. q8_0) computes the same integer sums by int8 warp matrix instructions
     (tensor cores on CUDA sm_80+; elsewhere through local memory, slowly), one for all rows of x;
     path "mma" (rows with one scale per block) rounds each decoded weight to x's 16-bit type (f16
-    for f32 x, and x with it) and multiplies by warp matrix instructions (tensor cores on CUDA
-    sm_80+; elsewhere through local memory, slowly), adding the products in f32; path None (the
+    for f32 x, and x with it: on CUDA from M = 2 by a launch of its own, once for every work-group)
+    and multiplies by warp matrix instructions (tensor cores on CUDA sm_80+; elsewhere through
+    local memory, slowly), adding the products in f32; path None (the
     default) takes the one measured faster for the format, M and kind of device (runtime.paths: on
     CUDA int8dot for the GGUF rows, int8mma for q4_1, q5_1 and (f32 x) q4_0 from M = 5 or 6, mma
     for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4 and int4 rows with f32 x,
@@ -359,8 +372,8 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
 
 
 def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, device: Any, fast_decode: bool,
-               layout: str | None) -> Bound:  # fmt: skip
-    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode, layout)
+               layout: str | None, round_x: bool | None = None) -> Bound:  # fmt: skip
+    plans, sizes = gemv_plans(qt, x, path, backend, device, fast_decode, layout, round_x)
     arrays, _ = weight_values(qt)
     arrays.update(repacked_arrays(qt, plans))  # the int8dot path's planes, the int8mma path's fragments
     like = x if plans[0].dev.is_native(x) else None

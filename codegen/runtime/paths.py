@@ -308,6 +308,24 @@ def mma_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
     return dict(knobs) if m >= least else {}
 
 
+# device kind -> {format: the least M from which the mma path with f32 x rounds x to f16 once
+# (round_to_f16, a second launch, then gemv_mma reading the f16 words with f16's knobs) rather than
+# in every work-group of gemv_mma; y is the same bit for bit}. NVIDIA H100, run 123
+# (docs/bench/scripts/roundbench.py, 4096 x 14336, public-call bindings, cold, in kernel -> rounded
+# first): M = 2: nf4 26.6 -> 24.4 us, fp4 27.1 -> 24.4, int4 23.3 -> 21.9, int8 26.1 -> 26.1,
+# blockwise8 40.9 -> 38.6; M = 8 (two tiles -> one): nf4 42.9 -> 28.1, fp4 43.0 -> 28.4, int4 38.7 ->
+# 22.7, int8 37.4 -> 26.5, blockwise8 50.9 -> 43.5. M = 1: within 3% either way (nf4 24.0 -> 24.5,
+# int4 22.4 -> 21.8): one launch stays.
+MMA_ROUND_X: MappingProxyType[str, MappingProxyType] = MappingProxyType({
+    "cuda": MappingProxyType({f: 2 for f in ("nf4", "fp4", "int4", "int8", "blockwise8")}),
+})  # fmt: skip
+
+
+def default_round_x(target: Target, fmt: Format, m: int) -> bool:
+    """Whether the mma path rounds f32 x to f16 in a launch of its own for this row and M here."""
+    return m >= MMA_ROUND_X.get(device_kind(target), {}).get(fmt.name, MAX_M + 1)
+
+
 def default_int8mma_layout(target: Target, fmt: Format) -> str:
     """The layout the int8mma path reads W in on this kind of device: "fragments" or "blocks"."""
     return "fragments" if fmt.name in INT8MMA_FRAGMENTS.get(device_kind(target), frozenset()) else "blocks"

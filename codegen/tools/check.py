@@ -105,14 +105,26 @@ def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = Fal
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
 
 
+def gemv_round_x(qt, x: np.ndarray, round_x: bool, backend=None, device=None) -> np.ndarray:
+    """y on the mma path for f32 x, with x rounded to f16 by round_to_f16 first (round_x True) or
+    in gemv_mma's loads (False), whatever runtime.paths would pick."""
+    return api._bind_gemv(qt, x, "mma", backend, device, True, None, round_x)({"x": x})
+
+
 def _check_gemv(v: dict, fmt: Format, rng, backend, device, path: str = "float") -> tuple[bool, float]:
     """y = x @ W.T with M = 3 on `path`, within gemv_error's bound (the mma path's against W rounded
-    to x's dtype, as that path takes it)."""
+    to x's dtype, as that path takes it). x_rounded (the mma path, f32 x rounded by round_to_f16
+    first): also bit for bit the y of the one-kernel form."""
     qt = gemv_sample(fmt, rng, v, op="gemv_mma" if path == "mma" else "gemv")
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
-    y = api.gemv(qt, x, path=path, backend=backend, device=device)
+    same = True
+    if v.get("x_rounded"):
+        y = gemv_round_x(qt, x, True, backend, device)
+        same = np.array_equal(y.view(np.uint32), gemv_round_x(qt, x, False, backend, device).view(np.uint32))
+    else:
+        y = api.gemv(qt, x, path=path, backend=backend, device=device)
     err, bound = gemv_error(y, x, qt, v["dtype"], rounded=path == "mma")
-    return bool(np.all(err <= bound)), float(err.max())
+    return bool(np.all(err <= bound)) and same, float(err.max())
 
 
 def _check_quantize_q8_1(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:
@@ -254,6 +266,39 @@ def _check_exact_sum(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
     return bad == 0 and same_mean, float(bad)
 
 
+def round_x_sample(rng, m: int, k: int) -> np.ndarray:
+    """f32 activations [m, k] for round_to_f16: normal values over f16's range and past it, ties
+    half-way between f16 neighbours, f16 subnormals and below, signed zeros, infinities and NaN."""
+    x = (rng.standard_normal(m * k) * np.exp2(rng.integers(-30, 20, m * k))).astype(np.float32)
+    h = rng.standard_normal(m * k).astype(np.float16)
+    ties = (h.astype(np.float32).view(np.uint32) + np.uint32(1 << 12)).view(np.float32)  # half an f16 ulp above
+    pick = rng.integers(0, 4, m * k)
+    x = np.where(pick == 1, ties, x)
+    specials = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 65504.0, 65520.0, 2.0**-25, 2.0**-24, 6e-8],
+                        dtype=np.float32)  # fmt: skip
+    x[: specials.size] = specials
+    return x.reshape(m, k)
+
+
+def _check_round_to_f16(v: dict, fmt, rng, backend, device) -> tuple[bool, float]:
+    """round_to_f16's words for [3, 70] values (ties, subnormals, overflow, NaN) equal numpy's f16
+    rounding, NaN for NaN; the max abs err column counts differing words."""
+    from ..kernels.ops.round_f16 import round_reference
+    from ..runtime.plan import Plan
+
+    x = round_x_sample(rng, 3, 70)
+    dev = api._open(backend, device)
+    plan = Plan.make(dev, "round_to_f16", None, dtype="f32")
+    sizes = {"M": 3, "K": 70}
+    ((buf, arr, _),) = plan.outputs(sizes).values()
+    plan.launch({"x": x, "xh": buf}, sizes)
+    got = dev.download(arr, "u32", x.size // 2).view(np.uint16)
+    want = round_reference(x).view(np.uint16)
+    nan = np.isnan(x.reshape(-1))
+    bad = np.count_nonzero((got != want) & ~nan) + np.count_nonzero(~np.isnan(got.view(np.float16)[nan]))
+    return bad == 0, float(bad)
+
+
 # Every kernel family of the op registry, and how it is checked against the reference.
 CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1": _check_quantize_q8_1,
           "gemv_int8dot": _check_gemv_int8dot, "gemv_int8mma": functools.partial(_check_gemv_int8dot, path="int8mma"),
@@ -265,7 +310,7 @@ CHECKS = {"dequantize": _check_dequantize, "gemv": _check_gemv, "quantize_q8_1":
           "quantize": _check_quantize, "quantize_blockwise": _check_quantize,
           "repack_planes": _check_repack_planes, "repack_fragments": _check_repack_fragments,
           "repack_fragments_sub": _check_repack_fragments,
-          "exact_sum": _check_exact_sum}  # fmt: skip
+          "exact_sum": _check_exact_sum, "round_to_f16": _check_round_to_f16}  # fmt: skip
 
 
 def run(backend: str | None = None, device: int | str | None = None, formats: list[str] | None = None,

@@ -1,5 +1,5 @@
 """The mma GEMV path on the CUDA GPU (PTX mma m16n8k16): every format x variant of gemv_mma x M,
-f16 and bf16 x, numpy and torch inputs, against the float64 product of x and the dequantized weight
+f16, bf16 and f32 x (f32 also rounded by round_to_f16 first), numpy and torch inputs, against the float64 product of x and the dequantized weight
 rounded to x's type (within the f32 accumulation bound plus half an ulp of the output), and a launch
 inside a CUDA graph."""
 
@@ -33,7 +33,11 @@ def test_gemv_mma_cuda(v, m, cuda_device):
     rng = np.random.default_rng(m)
     qt = _weight(v, rng)
     x = check.gemv_x(rng, m, qt.shape[1], v["dtype"])
-    y = qkgen.gemv(qt, x, path="mma", backend="cuda")
+    if v.get("x_rounded"):  # f32 x rounded by round_to_f16 first: bit for bit the one-kernel form's y
+        y = check.gemv_round_x(qt, x, True, "cuda")
+        assert np.array_equal(y.view(np.uint32), check.gemv_round_x(qt, x, False, "cuda").view(np.uint32))
+    else:
+        y = qkgen.gemv(qt, x, path="mma", backend="cuda")
     err, bound = check.gemv_error(y, x, qt, v["dtype"], rounded=True)
     assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
 
@@ -56,6 +60,28 @@ def test_gemv_mma_torch_large_and_graph(fmt, kw, torch_cuda):
     out = torch.empty_like(y)
     with torch.cuda.graph(g):
         out.copy_(qkgen.gemv(qt, x, path="mma"))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, y)
+
+
+@pytest.mark.parametrize("fmt, kw", [("nf4", {"blocksize": 64, "nested": True}), ("int8", {})])
+def test_round_x_torch_and_graph(fmt, kw, torch_cuda):
+    """f32 torch x at M = 8 rounded by round_to_f16 first (two launches) gives the one-kernel form's
+    y bit for bit, and the same y when the two launches are captured in a CUDA graph."""
+    from qkgen.runtime import api
+
+    torch = torch_cuda
+    rng = np.random.default_rng(1)
+    qt = qkgen.quantize(torch.from_numpy(rng.standard_normal((300, 4096)).astype(np.float32)).cuda(), fmt, **kw)
+    x = torch.randn(8, 4096, device="cuda")
+    rounded = api._bind_gemv(qt, x, "mma", None, None, True, None, True)
+    y = rounded({"x": x}, x)
+    assert torch.equal(y, api._bind_gemv(qt, x, "mma", None, None, True, None, False)({"x": x}, x))
+    g = torch.cuda.CUDAGraph()
+    out = torch.empty_like(y)
+    with torch.cuda.graph(g):
+        out.copy_(rounded({"x": x}, x))
     g.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, y)

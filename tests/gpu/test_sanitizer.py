@@ -58,10 +58,13 @@ for name, kw in cases:
                 qkgen.gemv(q.with_arrays(data=q.data.copy()), rng.standard_normal((m, q.shape[1])).astype(np.float32),
                            path="int8mma", layout=layout, backend="cuda")
         ops |= {"gemv_int8mma_sub", "gemv_int8frag_sub", "repack_fragments_sub"}
-    if name in OPS["gemv_mma"].formats():  # f16 x only; M = 3 and 8, rows and chunks past the ends
+    if name in OPS["gemv_mma"].formats():  # f16 x; M = 3 and 8, rows and chunks past the ends
         for m in (3, 8):
             x = rng.standard_normal((m, k)).astype(np.float16)
             qkgen.gemv(qt, x, path="mma", backend="cuda"); ops.add("gemv_mma")
+        # f32 x rounded by round_to_f16 first (odd M: its last work-group runs past M * K / 2 words)
+        x = rng.standard_normal((3, k)).astype(np.float32)
+        api._bind_gemv(qt, x, "mma", "cuda", None, True, None, True)({"x": x}); ops.add("round_to_f16")
 # the int8dot path's planes layout (a knob: runtime.paths.INT8DOT_LAYOUT is empty), patched in here,
 # block and super-block rows
 api.default_layout = lambda target: "planes"

@@ -97,11 +97,18 @@ def _context(req: Request) -> dict:
     word_loads = req.pop_bool("word_loads", default_word_loads(req.target))
     wg = req.pop_wg(512, 32)
     warps = wg // 32
+    # x_rounded (f32 x only): x comes as the f16 words round_to_f16 made of it, so the kernel loads
+    # half the bytes and rounds nothing; y is still f32 and bit for bit the one-kernel form's.
+    x_rounded = req.pop_bool("x_rounded", False)
+    if x_rounded and req.dtype != "f32":
+        raise QKGenValueError(f"x_rounded: True with dtype {req.dtype}; allowed: True only with dtype f32 "
+                              "(16-bit x is loaded as it is)")  # fmt: skip
+    x_arg = Arg("x", "in", "u32", ctype="uchar", bind="xh") if x_rounded else Arg("x", "in", "x")
     tables, local_arrays = table_locals(req)
     local_arrays.append(Arg("sums", "local", "f32", count=warps * tiles * 128))
     if not req.target.mma:
         local_arrays.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
-    args = weight_args(req) + [Arg("x", "in", "x"), Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
+    args = weight_args(req) + [x_arg, Arg("y", "out", req.dtype), Arg("N", "scalar", "u32"),
                                Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if req.scale_mode == "group":
         args.append(Arg("groups_per_row", "scalar", "u32"))
@@ -113,7 +120,7 @@ def _context(req: Request) -> dict:
     # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
     ptype = product_type(req.dtype)
     pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and ptype == "f16" else []
-    return dict(ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
+    return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded, ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
                 ptype=ptype, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), tables=tables, args=args + local_arrays,
                 tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
 
@@ -126,4 +133,5 @@ SPEC = OpSpec(
     name="gemv_mma", template="gemv_mma.jinja", doc="y = x @ W.T, W decoded to x's f16/bf16, warp matrix products",
     context=_context, grid=_grid, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
     accepts=accepts, dtypes=("f16", "bf16", "f32"), reference=mma_reference,
+    extra_variants=({}, {"dtype": "f32", "x_rounded": True}),  # f32 x as it comes, or rounded by round_to_f16
 )  # fmt: skip

@@ -101,7 +101,8 @@ class OpSpec:
     outputs: tuple[Output, ...]
     accepts: Callable[[Format], bool] = lambda fmt: True
     dtypes: tuple[str, ...] = dtypes.FLOAT_DTYPES
-    extra_variants: tuple[dict, ...] = ({},)  # op parameters the catalog also enumerates (e.g. mmax)
+    # op parameters the catalog also enumerates (e.g. mmax); an entry naming a dtype is for that dtype only
+    extra_variants: tuple[dict, ...] = ({},)
     name_params: tuple[str, ...] = ()  # parameters always named in the kernel name (with their value)
     dims: int = 1
     reference: Callable[..., Any] | None = None  # numpy oracle: (qt or x, ...) -> expected output
@@ -124,7 +125,8 @@ class OpSpec:
         for var in family_of(fmt).variants(fmt) if self.takes_variants else ({},):
             for dtype in self.dtypes:
                 for extra in self.extra_variants:
-                    yield {"dtype": dtype, **var, **extra}
+                    if extra.get("dtype", dtype) == dtype:  # an extra naming a dtype is that dtype's alone
+                        yield {"dtype": dtype, **var, **extra}
 
     @property
     def takes_variants(self) -> bool:

@@ -351,8 +351,8 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     local memory, slowly), adding the products in f32; path None (the
     default) takes the one measured faster for the format, M and kind of device (runtime.paths: on
     CUDA int8dot for the GGUF rows, int8mma for q4_1, q5_1 and (f32 x) q4_0 from M = 5 or 6, mma
-    for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4 and int4 rows with f32 x,
-    float elsewhere).
+    for bitsandbytes and int rows at M > 1 with 16-bit x and for nf4, fp4, int4 and blockwise8
+    rows with f32 x (the int8 row from M = 2), float elsewhere).
 
     layout: the weight layout the int8dot path ("blocks", "planes") or the int8mma path ("blocks",
     "fragments") reads; None: runtime.paths' default for the format and device (on CUDA the int8mma

@@ -150,9 +150,13 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # against 26.4 / 21.1 / 21.4, groups of 128 25.9 / 22.7 / 24.2 against 28.2 / 23.3 / 24.7 (mixed:
 # int4 stays). The other rows were not timed with f32 x.
 # int8 row and blockwise8 from M = 8, with two tiles a warp (MMA_KNOBS; H200 run 90, sweep 42, kernel
-# alone, cold): float -> mma 55.6 -> 35.6 us and 66.9 -> 50.3.
+# alone, cold): float -> mma 55.6 -> 35.6 us and 66.9 -> 50.3. Since x is rounded once from M = 2
+# (MMA_ROUND_X; NVIDIA H100, runs 123-124, public calls, cold), float -> mma: int8 row 37.6 -> 26.1 us
+# at M = 2, 39.5 -> 26.2 at M = 4 (23.8 -> 25.4 at M = 1: the float path stays); blockwise8 44.6 ->
+# 37.3 at M = 1 (x rounded in the kernel), 44.2 -> 38.6 at M = 2, 50.9 -> 39.7 at M = 4. So int8
+# from M = 2 and blockwise8 from M = 1.
 FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 1, "int8": 8, "blockwise8": 8}),
+    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 1, "int8": 2, "blockwise8": 1}),
     # NVIDIA's OpenCL (run 71, f32 x): nf4 nested 35.5 against 40.7 us at M = 2, 57.5 against 70.4 at 8
     "opencl-nvidia": MappingProxyType({"nf4": 2}),
 })  # fmt: skip

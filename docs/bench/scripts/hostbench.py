@@ -49,6 +49,16 @@ try:
              ("bnb.functional.dequantize_4bit nf4 nested bf16", lambda: F.dequantize_4bit(qw, st))]
 except Exception as e:
     print("bitsandbytes:", type(e).__name__, e)
+# f32 x at M = 8 on the mma path: x rounded to f16 by a launch of its own (the CUDA default from M = 2),
+# and, on a second copy of the weight whose first call was bound with that switched off, in the kernel
+xf8 = torch.randn(8, 4096, device=dev, dtype=torch.float32)
+nf4_one = cq(ref.quantize(w, "nf4", nested=True))
+import qkgen.runtime.api as _api
+_round, _api.default_round_x = _api.default_round_x, lambda *a: False
+qkgen.gemv(nf4_one, xf8)  # bound now, one launch; later calls reuse the binding
+_api.default_round_x = _round
+rows += [("qkgen.gemv nf4 nested 4096x4096 f32 M=8 (x rounded first)", lambda: qkgen.gemv(nf4, xf8)),
+         ("qkgen.gemv nf4 nested 4096x4096 f32 M=8 (one launch)", lambda: qkgen.gemv(nf4_one, xf8))]
 wd = torch.from_numpy(w).to(dev, torch.bfloat16)
 rows.append(("torch.matmul dense bf16 M=1", lambda: torch.matmul(xb, wd.t())))
 try:

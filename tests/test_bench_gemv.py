@@ -252,7 +252,7 @@ def test_gemv_path_sets_on_the_cpu_device(path, fragments, monkeypatch):
     kern = qkgen_impl.GemvPath(dev, qt, x, "f32", path)
     # x's q8_1 blocks: 10 a row, padded to 12 in the fragments layout gemv_int8frag reads
     assert ("gemv_int8frag" in kern.name) == fragments and len(kern.kernels) == 2
-    assert kern.xq_bytes == 3 * (12 if fragments else 10) * 36
+    assert kern.x_copy == "q8_1" and kern.xq_bytes == 3 * (12 if fragments else 10) * 36
     y_buf, y = dev.empty(3 * 40, "f32")
     launches = kern.bind(y_buf)
     assert launches.time_ms() > 0
@@ -260,3 +260,25 @@ def test_gemv_path_sets_on_the_cpu_device(path, fragments, monkeypatch):
     assert check(dev.download(y, "f32", 3 * 40)) < harness.CHECK_REL_TOL
     assert qkgen_impl.GemvPath.applies(qt, 320, "int8mma", dev.target) is False  # no warp matrix instructions
     assert qkgen_impl.GemvPath.applies(qt, 320, "int8dot", dev.target)
+
+
+def test_mma_path_with_x_rounded_first_times_both_launches(monkeypatch):
+    """The mma path with f32 x rounded to f16 by a launch of its own (round_x, taken here by patching
+    runtime.paths for this device's kind): the bench's set holds both launches, the f16 copy of x
+    made by the first and read by the second, and y passes the check."""
+    import qkgen.runtime.paths as paths
+    from qkgen.backends import open_device
+
+    if _intel_cpu() is None:
+        pytest.skip("needs Intel's CPU OpenCL runtime")
+    monkeypatch.setattr(paths, "MMA_ROUND_X", {"opencl": {"nf4": 2}})
+    dev = open_device("opencl", _intel_cpu().name)
+    w = np.random.default_rng(6).standard_normal((40, 256)).astype(np.float32)
+    qt = qkgen_impl.quantize_host(w, "nf4")
+    x = gemv_case.gemv_x(0, 40, 256, 3, "f32")
+    kern = qkgen_impl.GemvPath(dev, qt, x, "f32", "mma")
+    assert kern.x_copy == "f16" and kern.xq_bytes == 3 * 256 * 2 and "round_to_f16_f32 + gemv_mma" in kern.name
+    y_buf, y = dev.empty(3 * 40, "f32")
+    assert kern.bind(y_buf).time_ms() > 0
+    check = gemv_case.gemv_checker(x, qkgen_impl.dequantize_host(qt), "f32")
+    assert check(dev.download(y, "f32", 3 * 40)) < harness.CHECK_REL_TOL

@@ -122,8 +122,8 @@ class GemvBench(BenchOp):
                 ctx.note_once(f"no qkgen {path} row for {qt.format.name} {n_out}x{k}: {e}")
                 continue
             note = f"time = {len(kern.kernels)} launch{'es' if len(kern.kernels) > 1 else ''}"
-            if kern.xq_bytes:
-                note += f"; the q8_1 copy of x ({kern.xq_bytes} B written and read) is not counted"
+            if kern.x_copy:
+                note += f"; the {kern.x_copy} copy of x ({kern.xq_bytes} B written and read) is not counted"
             if path == "mma":
                 note += "; W rounded to x's 16-bit type (f16 for f32 x)"
             impls.append(Impl(f"qkgen {path}", bound_set(kern), kernel=kern.name, path=path, note=note,

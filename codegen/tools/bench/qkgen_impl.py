@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 
 
+from ... import dtypes
 from ...errors import QKGenValueError
 from ...formats import check_blocksize as _check_blocksize
 from ...formats import get
 from ...formats import reference
 from ...kernels.ops import MAX_M, get_op
-from ...kernels.ops.int8dot import ACT, k_multiple
+from ...kernels.ops.int8dot import k_multiple
 from ...kernels.render import render
 from ...runtime import api
 from ...runtime.plan import Plan, ready
@@ -94,11 +95,6 @@ def bnb_function(fmt, job: str) -> str | None:
 def int8dot_formats() -> tuple[str, ...]:
     """Weight formats of qkgen's int8dot GEMV path."""
     return get_op("gemv_int8dot").formats()
-
-
-def int8dot_act():
-    """The format row the int8dot path quantizes x to (q8_1)."""
-    return get(ACT)
 
 
 # ---- kernels and launches ----
@@ -180,14 +176,17 @@ GEMV_PATHS = {"int8dot": ("gemv_int8dot",), "int8mma": ("gemv_int8mma", "gemv_in
 
 class GemvPath:
     """qkgen's GEMV on `path` ("int8dot", "int8mma", "mma"): the plans api.gemv_plans makes for it
-    (the integer paths quantize x to q8_1 first), one set = all their launches."""
+    (the integer paths quantize x to q8_1 first; the mma path may round f32 x to f16 first), one
+    set = all their launches. x_copy: what the first launch makes of x ("q8_1", "f16"; None where
+    there is one launch), xq_bytes its size."""
 
     def __init__(self, dev, qt, x: np.ndarray, dtype: str, path: str):
         self._plans, self._sizes = api.gemv_plans(qt, x, path, dev.backend, dev.info.index)
         self.dev, self.qt, self.x, self.dtype, self.path = dev, qt, x, dtype, path
         self.shape = (self._sizes["N"], self._sizes["K"], self._sizes["M"])
-        q8 = self._plans[0].ks.op == "quantize_q8_1"
-        self.xq_bytes = self._sizes["nblocks"] * int8dot_act().block_bytes if q8 else 0
+        first = self._plans[0].spec
+        self.x_copy = {"quantize_q8_1": "q8_1", "round_to_f16": "f16"}[first.name] if len(self._plans) > 1 else None
+        self.xq_bytes = sum(o.count(self._sizes) * dtypes.get(o.dtype).size for o in first.outputs) if self.x_copy else 0
         self.name = " + ".join(p.ks.name for p in self._plans)
         self.kernels = [{**(p.render_kw or {"op": p.ks.op, "format": p.ks.format, "dtype": p.ks.param("dtype")}),
                          "sha": p.ks.sha} for p in self._plans]  # fmt: skip
@@ -210,15 +209,14 @@ class GemvPath:
         on_dev = self.qt.with_arrays(**arrays)  # holds this set's repacked copies (planes, fragments), if any
         arrays.update(api.repacked_arrays(on_dev, self._plans))
         keep: list = [arrays, x, on_dev]
-        xq_buf = None
-        if self.xq_bytes:
-            xq_buf, xq = dev.empty(self.xq_bytes, "u8", like=like)
-            keep += [xq_buf, xq]
+        made: dict = {}  # the first launch's copy of x (q8_1 or f16) by name: it writes it, the product reads it
         steps = []
-        for p in self._plans:
-            values = {**arrays, "x": x, "y": y_buf}
-            if xq_buf is not None:  # quantize_q8_1 writes the q8_1 copy of x, the product reads it
-                values["xq"] = xq_buf if p.ks.op == "quantize_q8_1" else ready(xq_buf)
+        for i, p in enumerate(self._plans):
+            values = {**arrays, "x": x, "y": y_buf, **{k: ready(buf) for k, (buf, _, _) in made.items()}}
+            if i < len(self._plans) - 1:
+                made = p.outputs(self._sizes, like=like)
+                keep.append(made)
+                values.update({k: buf for k, (buf, _, _) in made.items()})
             steps.append(_step(p, values, self._sizes))
             keep.append(steps[-1][1])
         return Launches(dev, steps, keep=tuple(keep))

@@ -107,8 +107,9 @@ def test_mma_knobs_two_tiles_with_f32_x_at_m8():
 
 
 def test_round_x_first_from_m2_on_cuda():
-    """runtime.paths.MMA_ROUND_X (H100, run 123): on CUDA the mma path rounds f32 x once, in a launch
-    of its own, from M = 2 for the rows that take that path with f32 x; never at M = 1 or elsewhere."""
+    """runtime.paths.MMA_ROUND_X (H100, runs 123 and 128): on CUDA the mma path rounds f32 x once, in
+    a launch of its own, from M = 2 for the rows that take that path with f32 x, on NVIDIA's OpenCL
+    from M = 4 for nf4; never at M = 1 or on other devices."""
     from qkgen.runtime.paths import MMA_ROUND_X, default_round_x
 
     cuda, ocl = get_target("cuda-sm90"), get_target("opencl-nvidia-sm90")
@@ -118,7 +119,9 @@ def test_round_x_first_from_m2_on_cuda():
     for name in ("nf4", "fp4", "int4", "int8", "blockwise8"):
         fmt = qkgen.formats.get(name)
         assert [default_round_x(cuda, fmt, m) for m in (1, 2, 8)] == [False, True, True], name
-        assert not default_round_x(ocl, fmt, 8)
+        assert default_round_x(ocl, fmt, 8) == (name == "nf4")  # NVIDIA's OpenCL: nf4 from M = 4 (run 128)
+    assert [default_round_x(ocl, qkgen.formats.get("nf4"), m) for m in (3, 4)] == [False, True]
+    assert not default_round_x(get_target("opencl-intel-gpu"), qkgen.formats.get("nf4"), 8)
     assert not default_round_x(cuda, qkgen.formats.get("q4_0"), 8)  # its f32 x takes int8mma
 
 

@@ -319,9 +319,13 @@ def mma_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
 # first): M = 2: nf4 26.6 -> 24.4 us, fp4 27.1 -> 24.4, int4 23.3 -> 21.9, int8 26.1 -> 26.1,
 # blockwise8 40.9 -> 38.6; M = 8 (two tiles -> one): nf4 42.9 -> 28.1, fp4 43.0 -> 28.4, int4 38.7 ->
 # 22.7, int8 37.4 -> 26.5, blockwise8 50.9 -> 43.5. M = 1: within 3% either way (nf4 24.0 -> 24.5,
-# int4 22.4 -> 21.8): one launch stays.
+# int4 22.4 -> 21.8): one launch stays. NVIDIA's OpenCL (H100, run 128, `qkgen bench -b opencl`, events
+# around back-to-back launches, cold), where only nf4 takes the mma path with f32 x: plain / nested
+# nf4 58.4 / 58.3 -> 43.0 / 43.2 us at M = 8, 43.0 / 43.9 -> 41.8 / 40.2 at M = 4, 37.9 / 38.7 ->
+# 38.2 / 39.8 at M = 2 (slower): from M = 4.
 MMA_ROUND_X: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({f: 2 for f in ("nf4", "fp4", "int4", "int8", "blockwise8")}),
+    "opencl-nvidia": MappingProxyType({"nf4": 4}),
 })  # fmt: skip
 
 

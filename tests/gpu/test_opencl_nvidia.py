@@ -2,7 +2,7 @@
 OpenCL sub-groups): the same kernels' OpenCL renderings must give the same bits as the reference.
 The int8dot GEMV path (the int8 dot product as PTX dp4a through inline asm, sm_61 on; its warps as
 sub-groups through PTX shuffles, sm_70 on) within the f32 bound of its own definition, for every
-row it takes; the warp helpers against numpy."""
+row it takes; the warp helpers against numpy; round_to_f16 and the mma path's two forms with f32 x."""
 
 from __future__ import annotations
 
@@ -180,3 +180,28 @@ def test_gemv_int8dot(fmt, m, dtype, path, layout, opencl_nvidia):
     eps = {"f32": 0.0, "f16": 2.0**-11, "bf16": 2.0**-8}[dtype]
     ok, worst = int8dot_within_bound(got, qt, reference.host_f32(x, dtype), eps)
     assert ok, f"outside the f32 bound of int8dot_terms: worst {worst}x"
+
+
+def test_round_to_f16_matches_numpy(opencl_nvidia):
+    """round_to_f16 on NVIDIA's OpenCL (no fp16 arithmetic: vstore_half_rte) rounds as numpy does:
+    ties, subnormals, overflow, the infinities; NaN for NaN."""
+    from qkgen.tools import check
+
+    ok, differing = check._check_round_to_f16({}, None, np.random.default_rng(0), "opencl", "NVIDIA")
+    assert ok, f"{differing:.0f} words differ"
+
+
+@pytest.mark.parametrize("m", [3, 8])
+@pytest.mark.parametrize("fmt, kw", [("nf4", {"nested": True}), ("int4", {}), ("q4_1", {})])
+def test_gemv_mma_f32_x_rounded_first(fmt, kw, m, opencl_nvidia):
+    """The mma path through inline PTX with f32 x, rounded by round_to_f16 first (the default for nf4
+    from M = 4 here) and in the kernel: the same y bit for bit, within the rounded product's bound."""
+    from qkgen.tools import check
+
+    rng = np.random.default_rng(m)
+    qt = qkgen.quantize(rng.standard_normal((67, 320)).astype(np.float32), fmt, **kw)
+    x = rng.standard_normal((m, 320)).astype(np.float32)
+    y = check.gemv_round_x(qt, x, True, "opencl", "NVIDIA")
+    assert np.array_equal(y.view(np.uint32), check.gemv_round_x(qt, x, False, "opencl", "NVIDIA").view(np.uint32))
+    err, bound = check.gemv_error(y, x, qt, "f32", rounded=True)
+    assert not (err > bound).any()

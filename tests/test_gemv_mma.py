@@ -98,6 +98,22 @@ def test_round_x_refusals_and_names():
         gemv_plans(qt, x16.astype(np.float32), "float", backend="opencl", round_x=True)
     with pytest.raises(QKGenValueError, match="round_x: 1; allowed: None, True or False"):
         gemv_plans(qt, x16.astype(np.float32), "mma", backend="opencl", round_x=1)
+    with pytest.raises(QKGenValueError, match="round_x: True with path 'mma' and f16 x"):
+        qkgen.gemv(qt, x16, path="mma", backend="opencl", round_x=True)
+
+
+@needs_opencl
+def test_public_round_x_gives_the_same_y_and_is_its_own_warm_call(rng, poisoned):
+    """qkgen.gemv(round_x=...): both forms bit for bit alike, each bound once (the warm-call key
+    holds round_x), two launches only where asked."""
+    qt = qkgen.quantize(rng.standard_normal((40, 128)).astype(np.float32), "nf4", nested=True)
+    x = rng.standard_normal((3, 128)).astype(np.float32)
+    ys = {r: qkgen.gemv(qt, x, path="mma", backend="opencl", device=DEVICES[0], round_x=r) for r in (True, False)}
+    assert np.array_equal(ys[True].view(np.uint32), ys[False].view(np.uint32))
+    again = qkgen.gemv(qt, x, path="mma", backend="opencl", device=DEVICES[0], round_x=True)
+    assert np.array_equal(again.view(np.uint32), ys[True].view(np.uint32))
+    launches = sorted(len(b.steps) for b in qt.__dict__[qkgen.runtime.api._CALLS].values())
+    assert launches == [1, 2]
 
 
 def test_formats_and_refusals():

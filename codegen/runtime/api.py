@@ -337,7 +337,7 @@ def planes_array(qt: QTensor, dev) -> Any:
 
 
 def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = None, device: Any = None,
-         fast_decode: bool = True, layout: str | None = None):  # fmt: skip
+         fast_decode: bool = True, layout: str | None = None, round_x: bool | None = None):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
 
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
@@ -358,15 +358,20 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     "fragments") reads; None: runtime.paths' default for the format and device (on CUDA the int8mma
     path reads fragments for q4_0, q5_0 and q8_0). "planes" and "fragments" are copies of the weight
     made on the device at the first call and kept with it: "blocks" keeps no second copy.
+
+    round_x (the mma path with f32 x): True rounds x to f16 by a launch of its own first, once for
+    every work-group (less device time at M > 1: an H100 took 28.1 instead of 42.9 µs for nf4 at
+    M = 8 on 4096 x 14336), False in each work-group of the one kernel (one launch less of host
+    time); the same y either way, bit for bit. None: where runtime.paths measured it faster.
     """
     # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
     # Bound checks x's device, layout and alignment), the options and the device selection.
     key = (type(x), getattr(x, "dtype", None), getattr(x, "shape", None), path, fast_decode,
-           type(fast_decode), layout, backend, device, _env_get(_ENV_KEY))  # fmt: skip
+           type(fast_decode), layout, round_x, type(round_x), backend, device, _env_get(_ENV_KEY))  # fmt: skip
     try:
         bound = qt.__dict__[_CALLS][key]
     except (AttributeError, KeyError, TypeError):  # the first call of its kind: checked and bound
-        make = lambda: _bind_gemv(qt, x, path, backend, device, fast_decode, layout)  # noqa: E731
+        make = lambda: _bind_gemv(qt, x, path, backend, device, fast_decode, layout, round_x)  # noqa: E731
         return _first_call(qt, key, make, {"x": x}, lambda: x)
     return bound.call({"x": x}, x)
 

@@ -108,7 +108,7 @@ def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = Fal
 def gemv_round_x(qt, x: np.ndarray, round_x: bool, backend=None, device=None) -> np.ndarray:
     """y on the mma path for f32 x, with x rounded to f16 by round_to_f16 first (round_x True) or
     in gemv_mma's loads (False), whatever runtime.paths would pick."""
-    return api._bind_gemv(qt, x, "mma", backend, device, True, None, round_x)({"x": x})
+    return api.gemv(qt, x, path="mma", backend=backend, device=device, round_x=round_x)
 
 
 def _check_gemv(v: dict, fmt: Format, rng, backend, device, path: str = "float") -> tuple[bool, float]:

@@ -158,7 +158,7 @@ class CUDADevice(CUDAArrays):
     def _load(self, ks, cubin: bytes) -> Kernel:
         kinds = tuple(scalar_dtype(a) or a.kind for a in ks.args)
         with self._active():
-            return load_module(self.cu, cubin, ks.name, kinds, programmatic=ks.grid_wait)
+            return load_module(self.cu, cubin, ks.name, kinds)
 
     # ---- launches ----
     def _stream(self, kernel: Kernel, args: list) -> tuple[int, bool]:

@@ -71,32 +71,3 @@ def test_gemv_follows_torch_current_stream(torch_cuda):
     twice = qkgen.gemv(qt, x * 2)
     torch.cuda.synchronize()
     assert torch.equal(y, twice) and not torch.equal(y, want)
-
-
-@pytest.mark.parametrize("fmt, m, dtype", [("q4_0", 1, "bfloat16"), ("q5_1", 8, "float32"), ("nf4", 8, "float32")])
-def test_two_launch_calls_start_their_product_early_on_sm90(torch_cuda, fmt, m, dtype):
-    """On sm_90 on (target.grid_dependency) a call's second kernel (the product reading x's q8_1 or f16
-    copy) is launched programmatically and waits in-kernel; eager, captured and replayed, and one
-    call after another on new x, it gives what the one-kernel or unwaited forms give."""
-    from qkgen.runtime import api
-
-    torch = torch_cuda
-    w = np.random.default_rng(1).standard_normal((N, K)).astype(np.float32)
-    qt = _on_cuda(torch, reference.quantize(w, fmt))
-    x = torch.randn(m, K, device="cuda", dtype=getattr(torch, dtype))
-    plans, _ = api.gemv_plans(qt, x, None)
-    assert len(plans) == 2
-    sm90 = plans[0].dev.target.grid_dependency
-    assert [p.kernel.programmatic for p in plans] == [False, sm90] and plans[1].ks.grid_wait == sm90
-    ys = [qkgen.gemv(qt, x * (i + 1)) for i in range(4)]  # back to back: each product waits for its own x
-    want = [qkgen.gemv(qt, x * (i + 1), path="float").float() for i in range(4)]
-    for y, ref in zip(ys, want):
-        assert float((y.float() - ref).norm() / ref.norm()) < 2e-2
-    graph, xin = torch.cuda.CUDAGraph(), x.clone()
-    with torch.cuda.graph(graph):
-        yg = qkgen.gemv(qt, xin)
-    for i in range(3):
-        xin.copy_(x * (i + 2))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(yg, ys[i + 1])

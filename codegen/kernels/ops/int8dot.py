@@ -159,7 +159,7 @@ def _quantize_grid(ks, sizes: dict):
 
 QUANTIZE_Q8_1 = OpSpec(
     name="quantize_q8_1", template="quantize_q8_1.jinja", doc="activations -> q8_1 blocks (the int8dot input)",
-    context=_quantize_context, grid=_quantize_grid, accepts=is_q8_1_row, grid_role="feeds_next",
+    context=_quantize_context, grid=_quantize_grid, accepts=is_q8_1_row,
     outputs=(Output("xq", "u8", lambda s: s["nblocks"] * get(ACT).block_bytes),),
     reference=lambda x: ref.quantize(x, ACT).data, notes={"variants": False},
 )  # fmt: skip
@@ -434,7 +434,7 @@ def int8dot_reference(qt, x: np.ndarray) -> np.ndarray:
 
 GEMV_INT8DOT = OpSpec(
     name="gemv_int8dot", template="gemv_int8dot.jinja", doc="y = x @ W.T through q8_1 activations and int8 dots",
-    context=_gemv_context, grid=_gemv_grid, accepts=is_int8dot_weight, grid_role="reads_prior",
+    context=_gemv_context, grid=_gemv_grid, accepts=is_int8dot_weight,
     outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),), extra_variants=({"mmax": 1}, {"mmax": MAX_M}),
     name_params=("mmax",), reference=int8dot_reference, notes={"variants": False},
 )  # fmt: skip

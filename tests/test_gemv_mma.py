@@ -102,6 +102,21 @@ def test_round_x_refusals_and_names():
         qkgen.gemv(qt, x16, path="mma", backend="opencl", round_x=True)
 
 
+def test_round_x_past_its_32_bit_count(monkeypatch):
+    """round_to_f16 counts x's values in 32 bits: past that, asked for, a clear error; by default the
+    one-kernel form (shown with the limit lowered to 100 values)."""
+    import qkgen.runtime.api as api
+
+    monkeypatch.setattr(api, "ROUND_MAX_VALUES", 100)
+    monkeypatch.setattr(api, "default_round_x", lambda *a: True)
+    qt = qkgen.quantize(np.linspace(-1, 1, 4 * 64, dtype=np.float32).reshape(4, 64), "nf4")
+    x = np.ones((2, 64), np.float32)
+    with pytest.raises(QKGenValueError, match=r"round_x: True with x \[2, 64\]; allowed: M \* K <= 100"):
+        api.gemv_plans(qt, x, "mma", backend="opencl", round_x=True)
+    assert [p.ks.op for p in api.gemv_plans(qt, x, "mma", backend="opencl")[0]] == ["gemv_mma"]
+    assert [p.ks.op for p in api.gemv_plans(qt, x[:1], "mma", backend="opencl")[0]] == ["round_to_f16", "gemv_mma"]
+
+
 @needs_opencl
 def test_public_round_x_gives_the_same_y_and_is_its_own_warm_call(rng, poisoned):
     """qkgen.gemv(round_x=...): both forms bit for bit alike, each bound once (the warm-call key

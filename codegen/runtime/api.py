@@ -23,6 +23,7 @@ from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
 from ..kernels.ops.int8frag_sub import frag_sub_bytes
+from ..kernels.ops.round_f16 import MAX_VALUES as ROUND_MAX_VALUES
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_round_x,
                     default_x_planes, float_knobs, int8frag_knobs, mma_knobs)
@@ -221,6 +222,10 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         return [plan], sizes
     if path == "mma":
         rounded = dtype == "f32" and (default_round_x(dev.target, qt.format, m) if round_x is None else round_x)
+        if rounded and m * k > ROUND_MAX_VALUES:  # round_to_f16 counts values in 32 bits
+            if round_x:
+                raise QKGenValueError(f"round_x: True with x [{m}, {k}]; allowed: M * K <= {ROUND_MAX_VALUES}")
+            rounded = False
         # shapes measured faster on this kind of device; rounded x is read as 16-bit x is
         knobs = mma_knobs(dev.target, qt.format, m, "f16" if rounded else dtype)
         if rounded:

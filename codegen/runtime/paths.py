@@ -300,6 +300,8 @@ def quantize_knobs(target: Target, fmt: Format) -> dict:
 # kernel alone, cold), tiles 1 -> 2: nf4 nested 51.6 -> 40.5 us, fp4 nested 51.4 -> 41.1, int4 row
 # 41.2 -> 37.9, int8 row 45.2 -> 35.6, blockwise8 64.4 -> 50.3 (4 tiles, or 256-lane work-groups:
 # slower); at M = 4 nf4 34.9 -> 33.0, at M = 1 24.8 -> 29.8, with f16 x at M = 8 26.7 -> 31.7.
+# Where x is rounded by a launch of its own first (MMA_ROUND_X) gemv_mma reads it as f16 x and takes
+# f16's knobs, so on CUDA the f32 row serves only calls that keep one launch (gemv(round_x=False)).
 MMA_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
     ("cuda", "f32"): MappingProxyType({f: (8, MappingProxyType({"tiles": 2}))
                                        for f in ("nf4", "fp4", "int4", "int8", "blockwise8")}),

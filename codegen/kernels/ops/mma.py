@@ -120,7 +120,8 @@ def _context(req: Request) -> dict:
     # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
     ptype = product_type(req.dtype)
     pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and ptype == "f16" else []
-    return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded, ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
+    return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded,
+                ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
                 ptype=ptype, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), tables=tables, args=args + local_arrays,
                 tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
 

@@ -186,7 +186,8 @@ class GemvPath:
         self.shape = (self._sizes["N"], self._sizes["K"], self._sizes["M"])
         first = self._plans[0].spec
         self.x_copy = {"quantize_q8_1": "q8_1", "round_to_f16": "f16"}[first.name] if len(self._plans) > 1 else None
-        self.xq_bytes = sum(o.count(self._sizes) * dtypes.get(o.dtype).size for o in first.outputs) if self.x_copy else 0
+        copy_bytes = (o.count(self._sizes) * dtypes.get(o.dtype).size for o in first.outputs)
+        self.xq_bytes = sum(copy_bytes) if self.x_copy else 0
         self.name = " + ".join(p.ks.name for p in self._plans)
         self.kernels = [{**(p.render_kw or {"op": p.ks.op, "format": p.ks.format, "dtype": p.ks.param("dtype")}),
                          "sha": p.ks.sha} for p in self._plans]  # fmt: skip

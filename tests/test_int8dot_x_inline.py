@@ -48,14 +48,40 @@ def _device(devices, where: str):
 
 
 def _x(rng, m: int, k: int, dtype: str, specials: bool = False) -> np.ndarray:
-    """x [m, k] as the kernel takes it (f32, or the 16-bit type's bits); specials: block 1 of row 0
-    all zeros, a NaN in block 2 and an infinity in block 3 where K has them."""
+    """x [m, k] as the kernel takes it (f32, or the 16-bit type's bits); block 4 of row 0 is ties
+    (TIES); specials: block 1 of row 0 all zeros, a NaN in block 2 and an infinity in block 3."""
     x = rng.standard_normal((m, k)).astype(np.float32) * rng.uniform(0.01, 10.0, (m, 1)).astype(np.float32)
+    x[0, 128:160] = TIES
     if specials:
         x[0, 32:64] = 0.0
         x[0, 64 + 5 : 65 + 5] = np.nan
         x[0, 96 + 31] = np.inf
     return reference.round_to(x, dtype) if dtype != "f32" else x
+
+
+# amax 127 makes d = 1 and 1/d = 1: every code below is x itself, the halves exact ties (away from zero)
+TIES = np.array([127, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5, 63.5, -63.5, 0.49999997, -0.49999997,
+                 1.4999999, -1.4999999, 2.5000002, 0, -0.0, 3, -3, 100.5, -100.5, 7.5, -7.5, 8.5, -8.5,
+                 0.25, -0.75, 125.5, -125.5, 64.5, -127], np.float32)  # fmt: skip
+
+
+def test_ties_round_away_from_zero_on_the_device(rng):
+    """quantize_q8_1 (one work-item a block: q8_1_block.jinja, which x_inline shares) codes the ties
+    as the reference does, on every backend here, f32 x (f16 and bf16 hold fewer of these values)."""
+    from qkgen.runtime.api import quantize_q8_1_device
+
+    x = np.concatenate([TIES, -TIES[::-1], rng.standard_normal(64).astype(np.float32)])[None, :]
+    want = np.asarray(reference.quantize(x, "q8_1").data)
+    codes = want.reshape(-1, 36)[0, 4:].view(np.int8)
+    assert codes[1] == 1 and codes[2] == -1 and codes[5] == 3 and codes[7] == 127 and codes[11] == 0  # half away
+    ran = 0
+    for backend in ("opencl", "sycl"):
+        if get(backend).is_available():
+            got = quantize_q8_1_device(x, backend=backend, lane_group=False)
+            assert np.array_equal(np.asarray(got), want), backend
+            ran += 1
+    if not ran:
+        pytest.skip("no OpenCL or SYCL device")
 
 
 def _y(dev, ks, qt, values: dict, m: int) -> np.ndarray:

@@ -224,15 +224,8 @@ def _gemv_context(req: Request) -> dict:
     x_planes = req.pop_bool("x_planes", planar)
     if planar and not x_planes:
         raise QKGenValueError("x_planes: False; layout 'planes' reads x in planes too; allowed: True")
-    # x_inline: x itself is the input, each lane quantizing the q8_1 block it needs as quantize_q8_1
-    # would (the same codes, so the same y bit for bit): one launch instead of two, for M = 1's latency
-    x_inline = req.pop_bool("x_inline", False)
-    if x_inline and (fmt.sub_scales or planar or x_planes):
-        raise QKGenValueError(f"x_inline: True reads x in blocks of {act.block} for block rows with W in blocks; "
-                              f"{fmt.name}{' in planes' if planar or x_planes else ''} is not one; allowed: False")
     weight = Arg("planes", "in", "u8") if planar else Arg("blocks", "in", "u8", bind="data")
-    x_arg = Arg("x", "in", "x") if x_inline else Arg("xq", "in", "u8")
-    args = [weight, x_arg, Arg("y", "out", req.dtype),
+    args = [weight, Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32")]  # fmt: skip
     if not t.subgroups:
         args.append(Arg("scratch", "local", "f32", count=wg))
@@ -241,16 +234,13 @@ def _gemv_context(req: Request) -> dict:
     # stage_x: the work-group's teams take the same q8_1 blocks in a step; it copies them to local
     # memory once for all of them (off by default until timed)
     stage_x = req.pop_bool("stage_x", False)
-    if stage_x and x_inline:
-        raise QKGenValueError("stage_x: True stages q8_1 blocks from xq, which x_inline has none of; allowed: False")
     if stage_x and x_planes and fmt.sub_scales:
         raise QKGenValueError(f"stage_x: True stages q8_1 blocks, not planes, for super-block rows ({fmt.name}); "
                               "allowed: False with x_planes")  # fmt: skip
     word_loads = req.pop_bool("word_loads", default_word_loads(t))  # 2-byte aligned codes as shifted words
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads,
-                 x_inline=x_inline, x_bytes=act.block * (4 if req.dtype == "f32" else 2))  # fmt: skip
+                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
     if x_planes:  # the activation planes the terms read, and each field of the current q8_1 block (xat)
         xfields = ("qs", "d", "s") if reads_x_sum(fmt, act) else ("qs", "d")
         teams.update(xplanes=[p for p in field_planes(act) if p.field in xfields], xfield_at=_entries(act, "x", "xb"))

@@ -1,4 +1,5 @@
-"""gemv_int8dot with x_inline (one launch: each lane quantizes the q8_1 block of x it reads) against
+"""Needs the tree of commit 0bb2df1 (x_inline was reverted after this probe, run 132).
+gemv_int8dot with x_inline (one launch: each lane quantizes the q8_1 block of x it reads) against
 the default two launches (quantize_q8_1, then gemv_int8dot on its bytes). Plan-launched,
 graph-timed (CUDA events around a replay of N back-to-back launches or pairs), cold (weights rotated
 past 4x L2) and hot, y compared bit for bit with the two launches'. argv[1]: output JSON; argv[2]:

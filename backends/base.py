@@ -244,6 +244,14 @@ class Device(ABC):
         name ("u8" included); `like` picks the array type (e.g. torch when the inputs are torch);
         poison fills it with all-ones bytes (NaN in f32, f16 and bf16)."""
 
+    def scratch_keyer(self, like: Any) -> Callable[[], Any] | None:
+        """For calls whose outputs are like `like`: a function giving, at each call, the key under
+        which a call may reuse the intermediate buffers of earlier calls (an output one launch
+        writes and a later launch of the same call reads): calls of one key run in launch order,
+        one after another. The function gives None where a call must make its own (a CUDA graph
+        being captured). None: every call makes its own (the default)."""
+        return None
+
     def zeros(self, count: int, dtype: str, like: Any = None) -> tuple[Any, Any]:
         """empty()'s buffer filled with zero bytes before any later launch (a kernel's flags that
         only ever get set)."""

@@ -20,14 +20,13 @@ key of source, flags, device, arch, nvcc version and driver version.
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from ..errors import BackendUnavailable, BuildError
 from ..kernels.target import Target
 from .base import Backend, DeviceInfo, ceiling_bytes, copy_gbps, launch_shape, median_of, scalar_dtype
-from .cuda_arrays import CUDAArrays, TorchPtr
+from .cuda_arrays import CUDAArrays, TorchPtr, torch_stream
 from .cuda_driver import (CUDAError, DeviceBuffer, EventTimer, Kernel, PackedLaunch, driver, launch_kernel,
                           load_module, nvidia_driver_version)  # fmt: skip
 from .cuda_toolchain import NVCC_FLAGS, find_nvcc, nvcc_build, nvcc_compile, nvcc_version  # noqa: F401
@@ -43,17 +42,6 @@ def device_target(major: int, minor: int, name: str = "") -> Target:
                   lang="CUDA C++17", fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32,
                   subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}",
                   mma=cc >= (8, 0))  # fmt: skip
-
-
-def torch_stream(ordinal: int):
-    """A function giving torch's current stream handle on GPU `ordinal` (per thread): torch's raw
-    getter where it has one (what torch.compile's generated code calls), else the public API."""
-    import torch
-
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return functools.partial(raw, ordinal)
-    return lambda: torch.cuda.current_stream(ordinal).cuda_stream
 
 
 class CUDABackend(Backend):

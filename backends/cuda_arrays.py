@@ -11,6 +11,7 @@ current stream (TorchPtr marks those addresses).
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 from typing import Any
 
@@ -54,6 +55,17 @@ def _c_contiguous(shape: tuple, strides: tuple | None, itemsize: int) -> bool:
             return False
         want *= size
     return True
+
+
+def torch_stream(ordinal: int):
+    """A function giving torch's current stream handle on GPU `ordinal` (per thread): torch's raw
+    getter where it has one (what torch.compile's generated code calls), else the public API."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return functools.partial(raw, ordinal)
+    return lambda: torch.cuda.current_stream(ordinal).cuda_stream
 
 
 class CUDAArrays(Device):
@@ -215,6 +227,18 @@ class CUDAArrays(Device):
             return TorchPtr(out.data_ptr()), out
 
         return alloc
+
+    def scratch_keyer(self, like: Any):
+        """torch tensors on this GPU: torch's current stream there, the stream the launchers take
+        (launches on one stream run in order), except while it captures a CUDA graph, which must
+        keep buffers of its own (torch gives them from the graph's pool)."""
+        if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):
+            return None
+        import torch
+
+        capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", torch.cuda.is_current_stream_capturing)
+        stream = torch_stream(self.ordinal)
+        return lambda: None if capturing() else stream()
 
     def download(self, array: Any, dtype: str, count: int) -> np.ndarray:
         if is_torch_tensor(array):

@@ -8,6 +8,7 @@ API, `qkgen check` and the bench all launch through plans.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,8 @@ from ..kernels.source import KernelSource
 
 # Debug aid used by tests and `qkgen check`: fill outputs with NaN bytes before a kernel runs.
 POISON_OUTPUTS = False
+# A Bound keeps scratch outputs for at most this many streams (torch's pool holds 32 a priority)
+MAX_SCRATCH_KEYS = 64
 
 
 class Plan:
@@ -152,6 +155,7 @@ class Bound:
             # [outputs, dynamic positions, their names, args, geometry, launcher (made at the first call)]
             self.steps.append([outs, tuple(i for i, _ in dynamic), [n for _, n in dynamic], args,
                                plan.geometry(sizes), plan.kernel, None])  # fmt: skip
+        self.scratch: dict[Any, dict] = {}  # the lean call's reused outputs, by scratch key (_lean)
         self.call = self._first if self.native and not self.uploads else self._generic
 
     def __call__(self, inputs: dict, like: Any = None) -> Any:
@@ -161,31 +165,56 @@ class Bound:
 
     def _first(self, inputs: dict, like: Any) -> Any:
         out = self._generic(inputs, like)
-        self.call = self._lean()  # the launcher is settled: later calls take the short way
+        self.call = self._lean(like)  # the launcher is settled: later calls take the short way
         return out
 
-    def _lean(self):
+    def _lean(self, like: Any):
         """The call where every output is native and no weight is uploaded (the device-array case):
-        launch values made in signature order, without the generic path's bookkeeping."""
+        launch values made in signature order, without the generic path's bookkeeping. An output
+        that a later step reads and the call does not return (the int8dot path's q8_1 copy of x)
+        is made once per scratch key of the device (CUDA: torch's stream) and reused by the calls
+        of that key, one at a time: an allocation fewer a call (about 5 us of host time on a GPU
+        host with torch, docs/bench/2026-11-28-h200-session27.md)."""
         steps = []
+        results = {self.result} if isinstance(self.result, str) else set(self.result)
+        scratch = set()
         for outs, _, names, _, _, _, run in self.steps:
             allocs = {name: alloc for name, _, _, alloc, _ in outs}
+            scratch.update(name for name, _, _, _, fresh in outs if fresh and name not in results)
             steps.append((run, tuple((n, self.convert.get(n), allocs.get(n)) for n in names)))
         result = self.result
         several = not isinstance(result, str)
+        key_of = self.dev.scratch_keyer(like) if scratch else None
+        held = self.scratch  # scratch key -> {name: (launch value, array)} of the scratch outputs
+        lock = threading.Lock()
 
-        def call(inputs: dict, like: Any) -> Any:
-            poison, bufs, arrays = POISON_OUTPUTS, {}, {}
+        def run_steps(inputs: dict, like: Any, poison: bool, kept: dict | None) -> Any:
+            bufs, arrays = {}, {}
             for run, srcs in steps:
                 vals = []
                 for name, convert, alloc in srcs:
                     if alloc is not None:
-                        bufs[name], arrays[name] = alloc(like, poison)
+                        if kept is not None and name in scratch:
+                            if name not in kept:
+                                kept[name] = alloc(like, False)  # the array keeps the buffer alive
+                            bufs[name] = kept[name][0]
+                        else:
+                            bufs[name], arrays[name] = alloc(like, poison)
                     elif name not in bufs:  # an input; an earlier step's output is in bufs already
                         bufs[name] = convert(inputs[name])
                     vals.append(bufs[name])
                 run(vals)
             return {r: arrays[r] for r in result} if several else arrays[result]
+
+        def call(inputs: dict, like: Any) -> Any:
+            poison = POISON_OUTPUTS  # poisoned outputs are fresh each call, so a missed write shows
+            key = None if key_of is None or poison else key_of()
+            if key is None:
+                return run_steps(inputs, like, poison, None)
+            with lock:  # this call's launches follow one another: no other call's between them
+                if key not in held and len(held) >= MAX_SCRATCH_KEYS:
+                    held.clear()  # torch frees a buffer for its own stream's later work only: safe
+                return run_steps(inputs, like, False, held.setdefault(key, {}))
 
         return call
 

@@ -71,3 +71,67 @@ def test_gemv_follows_torch_current_stream(torch_cuda):
     twice = qkgen.gemv(qt, x * 2)
     torch.cuda.synchronize()
     assert torch.equal(y, twice) and not torch.equal(y, want)
+
+
+def test_two_launch_calls_keep_one_scratch_per_stream(torch_cuda):
+    """The q8_1 copy of x that the int8dot and int8mma paths make (runtime.plan.Bound.scratch) is
+    made once per stream and reused by later calls there: calls on two streams that overlap, and
+    two threads on one stream, still get their own x's product bit for bit; a graph captured after
+    them keeps a buffer of its own and replays right."""
+    import threading
+
+    torch = torch_cuda
+    w = np.random.default_rng(2).standard_normal((N, K)).astype(np.float32)
+    qt = _on_cuda(torch, reference.quantize(w, "q4_0"))
+    for m, path in ((1, "int8dot"), (3, "int8mma")):
+        xs = [torch.randn(m, K, device="cuda", dtype=torch.float32) for _ in range(6)]
+        want = [qkgen.gemv(qt, x, path=path).clone() for x in xs]  # the first call binds; the rest keep a scratch
+        bound = next(b for k, b in qt._qkgen_calls.items() if xs[0].shape in k)
+        assert list(bound.scratch) == [torch._C._cuda_getCurrentRawStream(0)]
+        streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+        got = [[None] * len(xs) for _ in streams]
+        for s in streams:
+            s.wait_stream(torch.cuda.current_stream())
+        for i in range(len(xs)):
+            for j, s in enumerate(streams):
+                with torch.cuda.stream(s):
+                    torch.cuda._sleep(20_000)  # both streams' calls overlap on the device
+                    got[j][(i + j) % len(xs)] = qkgen.gemv(qt, xs[(i + j) % len(xs)], path=path)
+        torch.cuda.synchronize()
+        assert len(bound.scratch) == 1 + len({s.cuda_stream for s in streams})
+        for j in range(len(streams)):
+            for y, y0 in zip(got[j], want):
+                assert torch.equal(y, y0)
+        errors, out = [], {}
+
+        def worker(t):
+            try:
+                for r in range(30):
+                    i = (t + r) % len(xs)
+                    out[t, r] = (i, qkgen.gemv(qt, xs[i], path=path))
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        torch.cuda.synchronize()
+        assert not errors and all(torch.equal(y, want[i]) for i, y in out.values())
+        keys = set(bound.scratch)
+        graph, xg = torch.cuda.CUDAGraph(), xs[0].clone()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            qkgen.gemv(qt, xg, path=path)
+        torch.cuda.current_stream().wait_stream(side)
+        with torch.cuda.graph(graph):
+            yg = qkgen.gemv(qt, xg, path=path)
+        assert set(bound.scratch) - keys <= {side.cuda_stream}  # the capture stream kept nothing
+        for i in (1, 2):
+            xg.copy_(xs[i])
+            graph.replay()
+            qkgen.gemv(qt, xs[0], path=path)  # an eager call between replays, on its own scratch
+            torch.cuda.synchronize()
+            assert torch.equal(yg, want[i])

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# GPU run 134 (2026-11-28, session 27): the GPU suite on the tree with scratch reuse (8a9f866), then
+# host time per call on it and on 7166235 (staged as a plain package in .gpu/base), and launchparts.py.
+set -u
+source .gpu/setup.sh > $OUT/setup.log 2>&1 || { cat $OUT/setup.log; exit 1; }
+date -u +%H:%M:%S; nvidia-smi --query-gpu=name --format=csv,noheader
+timeout 330 python3 -m pytest -m gpu tests/gpu -q -x -k "not sanitizer and not decode_time" -p no:cacheprovider > $OUT/suite.log 2>&1
+echo "suite rc $?"; tail -3 $OUT/suite.log; date -u +%H:%M:%S
+cd docs/bench/scripts
+for round in 1 2; do
+  timeout 120 python3 hostbench.py new > $OUT/host_new$round.log 2>&1; echo "new rc $?"
+  PYTHONPATH=$PWD/../../../.gpu/base timeout 120 python3 hostbench.py old > $OUT/host_old$round.log 2>&1; echo "old rc $?"
+done
+for f in $OUT/host_old1.log $OUT/host_new1.log $OUT/host_old2.log $OUT/host_new2.log; do grep -E "^\[(new|old)\]" $f | cut -c1-140; done
+timeout 60 python3 launchparts.py $OUT/lp.json 2>&1 | grep -v Warn > $OUT/lp.log; cat $OUT/lp.log; date -u +%H:%M:%S

@@ -195,8 +195,8 @@ class Bound:
                 for name, convert, alloc in srcs:
                     if alloc is not None:
                         if kept is not None and name in scratch:
-                            if name not in kept:
-                                kept[name] = alloc(like, False)  # the array keeps the buffer alive
+                            if poison or name not in kept:  # poisoned: a fresh one each call, kept
+                                kept[name] = alloc(like, poison)  # the array keeps the buffer alive
                             bufs[name] = kept[name][0]
                         else:
                             bufs[name], arrays[name] = alloc(like, poison)
@@ -208,13 +208,13 @@ class Bound:
 
         def call(inputs: dict, like: Any) -> Any:
             poison = POISON_OUTPUTS  # poisoned outputs are fresh each call, so a missed write shows
-            key = None if key_of is None or poison else key_of()
+            key = None if key_of is None else key_of()
             if key is None:
                 return run_steps(inputs, like, poison, None)
             with lock:  # this call's launches follow one another: no other call's between them
                 if key not in held and len(held) >= MAX_SCRATCH_KEYS:
                     held.clear()  # torch frees a buffer for its own stream's later work only: safe
-                return run_steps(inputs, like, False, held.setdefault(key, {}))
+                return run_steps(inputs, like, poison, held.setdefault(key, {}))
 
         return call
 

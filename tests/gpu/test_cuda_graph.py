@@ -73,13 +73,16 @@ def test_gemv_follows_torch_current_stream(torch_cuda):
     assert torch.equal(y, twice) and not torch.equal(y, want)
 
 
-def test_two_launch_calls_keep_one_scratch_per_stream(torch_cuda):
+def test_two_launch_calls_keep_one_scratch_per_stream(torch_cuda, monkeypatch):
     """The q8_1 copy of x that the int8dot and int8mma paths make (runtime.plan.Bound.scratch) is
     made once per stream and reused by later calls there: calls on two streams that overlap, and
     two threads on one stream, still get their own x's product bit for bit; a graph captured after
     them keeps a buffer of its own and replays right."""
     import threading
 
+    from qkgen.runtime import plan
+
+    monkeypatch.setattr(plan, "POISON_OUTPUTS", False)  # poisoned calls take a fresh scratch each time
     torch = torch_cuda
     w = np.random.default_rng(2).standard_normal((N, K)).astype(np.float32)
     qt = _on_cuda(torch, reference.quantize(w, "q4_0"))

@@ -9,7 +9,7 @@ echo "suite rc $?"; tail -3 $OUT/suite.log; date -u +%H:%M:%S
 cd docs/bench/scripts
 for round in 1 2; do
   timeout 120 python3 hostbench.py new > $OUT/host_new$round.log 2>&1; echo "new rc $?"
-  PYTHONPATH=$PWD/../../../.gpu/base timeout 120 python3 hostbench.py old > $OUT/host_old$round.log 2>&1; echo "old rc $?"
+  PYTHONPATH=$PWD/../../../.gpu/base:$PYTHONPATH timeout 120 python3 hostbench.py old > $OUT/host_old$round.log 2>&1; echo "old rc $?"
 done
 for f in $OUT/host_old1.log $OUT/host_new1.log $OUT/host_old2.log $OUT/host_new2.log; do grep -E "^\[(new|old)\]" $f | cut -c1-140; done
 timeout 60 python3 launchparts.py $OUT/lp.json 2>&1 | grep -v Warn > $OUT/lp.log; cat $OUT/lp.log; date -u +%H:%M:%S

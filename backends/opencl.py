@@ -229,6 +229,16 @@ class OpenCLDevice(Device):
                 cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
         return arr.base_data, arr
 
+    def scratch_keyer(self, like: Any):
+        """pyopencl arrays: one key, the device's queue, where it runs commands in order (every
+        launch goes to it, so a call's launches follow the last call's); an out-of-order queue
+        (a user's) gets none. An allocation costs about 90 us on Intel's CPU runtime."""
+        in_order = not self.queue.properties & cl().command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        if not (self.is_native(like) and in_order):
+            return None
+        key = ("queue", id(self.queue))
+        return lambda: key
+
     def zeros(self, count: int, dtype: str, like: Any = None):
         buf, arr = self.empty(count, dtype, like=like)
         if arr.nbytes:

@@ -271,6 +271,14 @@ class SYCLDevice(Device):
             mem.memset(0xFF)
         return mem, USMArray(mem, host_dtype(dtype), (count,))
 
+    def scratch_keyer(self, like: Any):
+        """dpctl arrays: one key, the device's in-order queue (every launch goes to it, so a call's
+        launches follow the last call's). torch XPU tensors get none."""
+        if not self.is_native(like) or is_torch_xpu(like):
+            return None
+        key = ("queue", id(self.queue))
+        return lambda: key
+
     def zeros(self, count: int, dtype: str, like: Any = None):
         buf, arr = self.empty(count, dtype, like=like)
         if like is not None and is_torch_xpu(like):

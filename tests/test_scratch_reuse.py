@@ -1,9 +1,10 @@
 """A warm call's scratch outputs (runtime.plan.Bound: an output one launch writes and a later launch
 of the same call reads, the int8dot path's q8_1 copy of x) are made once per scratch key and reused
-by later calls of that key, where the device gives keys (CUDA with torch: the stream; the GPU suite
-tests that, tests/gpu/test_cuda_graph.py). Here on Intel's CPU OpenCL, whose in-order queue is given
-a key by the test: results stay those of fresh buffers, poisoned calls and keyless ones make their
-own (poisoned ones keep the newest), and the keys kept are bounded."""
+by later calls of that key, where the device gives keys (CUDA with torch: the stream, which the GPU
+suite tests, tests/gpu/test_cuda_graph.py; OpenCL and SYCL device arrays: the device's in-order
+queue). On Intel's CPU OpenCL with keys the test gives: results stay those of fresh buffers,
+poisoned calls and keyless ones make their own (poisoned ones keep the newest), and the keys kept are
+bounded; then the backends' own keys."""
 
 import numpy as np
 import pytest
@@ -98,6 +99,31 @@ def test_the_keys_kept_are_bounded(setup, monkeypatch):
     assert kept == ["a", "ab", "c", "ac", "b"]  # a third key clears the two kept
 
 
-def test_opencl_gives_no_keys_by_default():
-    dev = open_device("opencl", None)
-    assert dev.scratch_keyer(None) is None
+def test_the_backends_own_keys(rng):
+    """Unpatched: OpenCL (pyopencl arrays, its in-order queue) and SYCL (USM arrays, its in-order
+    queue) give one key; host arrays none. Warm two-launch calls keep one scratch and stay right."""
+    ran = 0
+    for backend in ("opencl", "sycl"):
+        if not get(backend).is_available():
+            continue
+        ran += 1
+        dev = open_device(backend, None)
+        assert dev.scratch_keyer(np.zeros(4, np.float32)) is None
+        if backend == "opencl":
+            import pyopencl.array as cla
+
+            to_dev = lambda a: cla.to_device(dev.queue, np.ascontiguousarray(a))  # noqa: E731
+        else:
+            to_dev = lambda a: dev.to_device(np.ascontiguousarray(a))  # noqa: E731
+        qt = reference.quantize(rng.standard_normal((N, K)).astype(np.float32), "q4_1")
+        on_dev = qt.with_arrays(**{k: to_dev(a) for k, a in qt.arrays().items()})
+        for seed in range(4):
+            xh = np.random.default_rng(seed).standard_normal((3, K)).astype(np.float32)
+            y = qkgen.gemv(on_dev, to_dev(xh), path="int8dot", backend=backend)
+            host = y.get() if hasattr(y, "get") else y.to_host()
+            assert np.array_equal(host, qkgen.gemv(qt, xh, path="int8dot", backend=backend)), (backend, seed)
+        bound = next(b for b in on_dev._qkgen_calls.values())
+        (key,) = bound.scratch
+        assert key == ("queue", id(dev.queue)) and list(bound.scratch[key]) == ["xq"]
+    if not ran:
+        pytest.skip("no OpenCL or SYCL device")

@@ -1,6 +1,7 @@
 """Host time per warm two-launch call (q4_0, int8dot path, M = 1, 64 x 256: the kernels are tiny)
 with device arrays of an OpenCL or SYCL device, with and without scratch reuse, in one process,
-taking turns (10 rounds of N calls). argv[1]: "opencl" (pyopencl arrays, default) or "sycl" (USM)."""
+taking turns (10 rounds of N calls). argv[1]: "opencl" (pyopencl arrays, default) or "sycl" (USM);
+argv[2] (optional): the device, by name substring."""
 import statistics, sys, time
 import numpy as np
 import qkgen
@@ -8,7 +9,7 @@ from qkgen.backends import open_device
 from qkgen.formats import reference as ref
 
 BACKEND = sys.argv[1] if len(sys.argv) > 1 else "opencl"
-dev = open_device(BACKEND, None)
+dev = open_device(BACKEND, sys.argv[2] if len(sys.argv) > 2 else None)
 if BACKEND == "opencl":
     import pyopencl.array as cla
 

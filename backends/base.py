@@ -244,6 +244,13 @@ class Device(ABC):
         name ("u8" included); `like` picks the array type (e.g. torch when the inputs are torch);
         poison fills it with all-ones bytes (NaN in f32, f16 and bf16)."""
 
+    def output_converter(self, like: Any, count: int, dtype: str, shape: tuple | None) -> Callable | None:
+        """For calls whose outputs are like `like`: a function (out, poison) -> (launch value, out)
+        that checks a caller's array is one the call would make (count elements of `dtype` in
+        `shape`, on this device) and fills it with all-ones bytes where poison is set; None where
+        callers cannot give outputs (the default)."""
+        return None
+
     def scratch_keyer(self, like: Any) -> Callable[[], Any] | None:
         """For calls whose outputs are like `like`: a function giving, at each call, the key under
         which a call may reuse the intermediate buffers of earlier calls (an output one launch

@@ -228,6 +228,28 @@ class CUDAArrays(Device):
 
         return alloc
 
+    def output_converter(self, like: Any, count: int, dtype: str, shape: tuple | None):
+        """torch tensors on this GPU: a caller's tensor of the output's dtype and shape, contiguous,
+        16-byte aligned, not requiring grad (it is written behind autograd's back)."""
+        if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):
+            return None
+        import torch
+
+        size, tdtype, ordinal = torch.Size(shape or (count,)), torch_dtype(torch, dtype), self.ordinal
+
+        def convert(out: Any, poison: bool) -> tuple[Any, Any]:
+            if not (is_torch_tensor(out) and out.dtype == tdtype and out.shape == size and out.get_device() == ordinal
+                    and out.is_contiguous() and not out.data_ptr() % VECTOR_ALIGN and not out.requires_grad):
+                got = (f"{type(out).__name__} {getattr(out, 'dtype', '')} {list(getattr(out, 'shape', []))} on "
+                       f"{getattr(out, 'device', '?')}")
+                raise QKGenValueError(f"out: {got}; allowed: a contiguous torch tensor on cuda:{ordinal}, {tdtype}, "
+                                      f"shape {list(size)}, {VECTOR_ALIGN}-byte aligned, not requiring grad")
+            if poison:  # all-ones bytes: NaN in f32, f16 and bf16
+                out.view(torch.uint8).fill_(0xFF)
+            return TorchPtr(out.data_ptr()), out
+
+        return convert
+
     def scratch_keyer(self, like: Any):
         """torch tensors on this GPU: torch's current stream there, the stream the launchers take
         (launches on one stream run in order), except while it captures a CUDA graph, which must

@@ -108,3 +108,19 @@ def test_warm_int8dot_with_device_arrays_equals_the_host_path(qt):
         y = qkgen.gemv(dq, cla.to_device(dev.queue, xh), path="int8dot", backend="opencl")
         assert isinstance(y, cla.Array) and y.shape == (3, N)
         assert np.array_equal(y.get(), qkgen.gemv(qt, xh, path="int8dot", backend="opencl"))
+
+
+def test_out_is_for_torch_cuda_tensors_only(qt):
+    """gemv's out: refused by name where the call makes its own outputs (numpy results, pyopencl
+    arrays), cold and warm; tests/gpu/test_gemv_out.py takes it with torch CUDA tensors."""
+    import pyopencl.array as cla
+
+    x = np.random.default_rng(4).standard_normal((1, K)).astype(np.float32)
+    for _ in range(2):
+        with pytest.raises(qkgen.QKGenValueError, match="^out: given where the call makes its own"):
+            qkgen.gemv(qt, x, backend="opencl", out=np.empty((1, N), np.float32))
+    dev, dq = _device_arrays(qt)
+    xd = cla.to_device(dev.queue, x)
+    for _ in range(2):
+        with pytest.raises(qkgen.QKGenValueError, match="^out: "):
+            qkgen.gemv(dq, xd, backend="opencl", out=cla.empty(dev.queue, (1, N), np.float32))

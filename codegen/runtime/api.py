@@ -342,7 +342,8 @@ def planes_array(qt: QTensor, dev) -> Any:
 
 
 def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = None, device: Any = None,
-         fast_decode: bool = True, layout: str | None = None, round_x: bool | None = None):  # fmt: skip
+         fast_decode: bool = True, layout: str | None = None, round_x: bool | None = None,
+         out: Any = None):  # fmt: skip
     """y = x @ W.T for a quantized weight W (qt, shape [N, K]) and activations x [M, K], M <= 8.
 
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
@@ -368,17 +369,32 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
     every work-group (less device time at M > 1: an H100 took 28.1 instead of 42.9 µs for nf4 at
     M = 8 on 4096 x 14336), False in each work-group of the one kernel (one launch less of host
     time); the same y either way, bit for bit. None: where runtime.paths measured it faster.
+
+    out: where x is a torch CUDA tensor, a tensor for y (x's GPU and dtype, shape [M, N], contiguous,
+    apart from x), written and returned: the call allocates nothing then (about 6 µs of host time a
+    call on the hosts of docs/bench/2026-11-28-h200-session27.md).
     """
     # A warm call is keyed by everything its binding depends on: x's type, dtype and shape (the
     # Bound checks x's device, layout and alignment), the options and the device selection.
     key = (type(x), getattr(x, "dtype", None), getattr(x, "shape", None), path, fast_decode,
            type(fast_decode), layout, round_x, type(round_x), backend, device, _env_get(_ENV_KEY))  # fmt: skip
+    inputs = {"x": x} if out is None else {"x": x, "y": _apart(out, x)}
     try:
         bound = qt.__dict__[_CALLS][key]
     except (AttributeError, KeyError, TypeError):  # the first call of its kind: checked and bound
         make = lambda: _bind_gemv(qt, x, path, backend, device, fast_decode, layout, round_x)  # noqa: E731
-        return _first_call(qt, key, make, {"x": x}, lambda: x)
-    return bound.call({"x": x}, x)
+        return _first_call(qt, key, make, inputs, lambda: x)
+    return bound.call(inputs, x)
+
+
+def _apart(out: Any, x: Any) -> Any:
+    """out, refused where its memory overlaps x's (the kernels read x while they write y)."""
+    ptr = getattr(out, "data_ptr", None)
+    if ptr is not None and hasattr(x, "data_ptr"):
+        a, b = ptr(), x.data_ptr()
+        if a < b + x.numel() * x.element_size() and b < a + out.numel() * out.element_size():
+            raise QKGenValueError("out: overlaps x; allowed: a tensor apart from x")
+    return out
 
 
 def _bind_gemv(qt: QTensor, x: Any, path: str | None, backend: str | None, device: Any, fast_decode: bool,

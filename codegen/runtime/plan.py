@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..errors import QKGenValueError
 from ..kernels.ops import get_op
 from ..kernels.render import render
 from ..kernels.source import KernelSource
@@ -77,6 +78,11 @@ class Plan:
         return self.dev.launch(self.kernel, self.bind(values, sizes), g, l)
 
 
+def _no_given_output(out: Any, poison: bool) -> tuple[Any, Any]:
+    raise QKGenValueError("out: given where the call makes its own outputs; allowed: None, or a torch CUDA tensor "
+                          "where x is one (CUDA backend)")
+
+
 def _same(made: tuple[Any, Any], like: Any, poison: bool) -> tuple[Any, Any]:
     """An allocator's call for a zeroed output (flags): the one buffer made with the Bound, never poisoned."""
     return made
@@ -114,6 +120,7 @@ class Bound:
         self.dev = dev = steps[0][0].dev
         self.result, self.shape, self.native = result, shape, like is not None
         self.convert: dict[str, Any] = {}  # per-call inputs by name -> converter
+        self.given = _no_given_output  # (out, poison) -> (launch value, out): a caller's result array
         self.uploads: dict[str, tuple] = {}  # host weight arrays -> (array, accepted dtypes)
         self.steps: list[list] = []
         made: set[str] = set()
@@ -131,6 +138,8 @@ class Bound:
                         alloc = functools.partial(_same, dev.zeros(count, dt, like=like))
                     else:
                         alloc = dev.allocator(count, dt, like, shape if a.bind == result else None)
+                    if a.bind == result and like is not None:  # a caller may give it (gemv's out)
+                        self.given = dev.output_converter(like, count, dt, shape) or _no_given_output
                     outs.append((a.bind, count, dt, alloc, not o.zero))  # the last: made by each call
                     dynamic.append((i, a.bind))
                 elif a.kind == "in" and a.bind not in made:
@@ -160,7 +169,8 @@ class Bound:
 
     def __call__(self, inputs: dict, like: Any = None) -> Any:
         """Run with `inputs` by name; `like` (the array picking the output type) is used where the
-        outputs are native."""
+        outputs are native. inputs may hold the (single) result's name: the caller's array for it
+        (checked by the device's output_converter), written and returned instead of a new one."""
         return self.call(inputs, like)
 
     def _first(self, inputs: dict, like: Any) -> Any:
@@ -188,13 +198,19 @@ class Bound:
         held = self.scratch  # scratch key -> {name: (launch value, array)} of the scratch outputs
         lock = threading.Lock()
 
+        given = self.given
+
         def run_steps(inputs: dict, like: Any, poison: bool, kept: dict | None) -> Any:
             bufs, arrays = {}, {}
+            out = None if several else inputs.get(result)  # the caller's result array, checked before any launch
+            mine = given(out, poison) if out is not None else None
             for run, srcs in steps:
                 vals = []
                 for name, convert, alloc in srcs:
                     if alloc is not None:
-                        if kept is not None and name in scratch:
+                        if mine is not None and name == result:
+                            bufs[name], arrays[name] = mine
+                        elif kept is not None and name in scratch:
                             if poison or name not in kept:  # poisoned: a fresh one each call, kept
                                 kept[name] = alloc(like, poison)  # the array keeps the buffer alive
                             bufs[name] = kept[name][0]
@@ -221,6 +237,8 @@ class Bound:
     def _generic(self, inputs: dict, like: Any) -> Any:
         poison = POISON_OUTPUTS
         like = like if self.native else None
+        out = None if not isinstance(self.result, str) else inputs.get(self.result)  # the caller's result array
+        mine = self.given(out, poison) if out is not None else None  # checked before any copy or launch
         values = {k: convert(inputs[k]) for k, convert in self.convert.items()}
         for k, (arr, accepts) in self.uploads.items():
             values[k] = self.dev.as_input(arr, k, accepts)
@@ -230,6 +248,9 @@ class Bound:
         for step in self.steps:
             outs, dynamic, names, args, (g, l), kernel, run = step
             for name, _, _, alloc, fresh in outs:
+                if mine is not None and name == self.result:
+                    values[name], arrays[name] = mine
+                    continue
                 values[name], arrays[name] = alloc(like, poison)
                 if fresh:
                     own.append(values[name])

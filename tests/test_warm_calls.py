@@ -111,8 +111,9 @@ def test_warm_int8dot_with_device_arrays_equals_the_host_path(qt):
 
 
 def test_out_is_for_torch_cuda_tensors_only(qt):
-    """gemv's out: refused by name where the call makes its own outputs (numpy results, pyopencl
-    arrays), cold and warm; tests/gpu/test_gemv_out.py takes it with torch CUDA tensors."""
+    """gemv's and dequantize's out: refused by name where the call makes its own outputs (numpy
+    results, pyopencl arrays), cold and warm; tests/gpu/test_gemv_out.py takes them with torch CUDA
+    tensors."""
     import pyopencl.array as cla
 
     x = np.random.default_rng(4).standard_normal((1, K)).astype(np.float32)
@@ -124,3 +125,5 @@ def test_out_is_for_torch_cuda_tensors_only(qt):
     for _ in range(2):
         with pytest.raises(qkgen.QKGenValueError, match="^out: "):
             qkgen.gemv(dq, xd, backend="opencl", out=cla.empty(dev.queue, (1, N), np.float32))
+        with pytest.raises(qkgen.QKGenValueError, match="^out: given where the call makes its own"):
+            qkgen.dequantize(qt, "f32", backend="opencl", out=np.empty((N, K), np.float32))

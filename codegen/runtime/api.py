@@ -123,15 +123,18 @@ def dequantize_plan(qt: QTensor, dtype: Any = "f32", backend: str | None = None,
                      nested=qt.nested, scale_mode=qt.scale_mode)  # fmt: skip
 
 
-def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: Any = None):
+def dequantize(qt: QTensor, dtype: Any = "f32", backend: str | None = None, device: Any = None, out: Any = None):
     """Dequantize on a device. Returns an array of qt.shape in dtype: the backend's own array type
-    when the inputs are device arrays (no copies), numpy when they are numpy (bf16 as uint16 bits)."""
+    when the inputs are device arrays (no copies), numpy when they are numpy (bf16 as uint16 bits).
+    out: where the weight's arrays are torch CUDA tensors, a tensor for the result (their GPU,
+    dtype, qt.shape, contiguous), written and returned instead of a new one."""
     key = ("dequantize", dtype, backend, device, _env_get(_ENV_KEY))
+    inputs = _NO_INPUTS if out is None else {"out": out}
     try:
         bound = qt.__dict__[_CALLS][key]
     except (AttributeError, KeyError, TypeError):  # the first call of its kind: checked and bound
-        return _first_call(qt, key, lambda: _bind_dequantize(qt, dtype, backend, device), {}, lambda: qt.data)
-    return bound.call(_NO_INPUTS, qt.data)
+        return _first_call(qt, key, lambda: _bind_dequantize(qt, dtype, backend, device), inputs, lambda: qt.data)
+    return bound.call(inputs, qt.data)
 
 
 def _bind_dequantize(qt: QTensor, dtype: Any, backend: str | None, device: Any) -> Bound:

@@ -80,7 +80,7 @@ class Plan:
 
 def _no_given_output(out: Any, poison: bool) -> tuple[Any, Any]:
     raise QKGenValueError("out: given where the call makes its own outputs; allowed: None, or a torch CUDA tensor "
-                          "where x is one (CUDA backend)")
+                          "where the call's inputs are torch CUDA tensors (CUDA backend)")
 
 
 def _same(made: tuple[Any, Any], like: Any, poison: bool) -> tuple[Any, Any]:

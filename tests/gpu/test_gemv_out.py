@@ -1,6 +1,7 @@
-"""qkgen.gemv(..., out=y) with torch CUDA tensors: y written in place and returned, bit-equal to the
-call that allocates, on every path, cold (the binding call) and warm, in a CUDA graph too; outputs
-that are not what the call would make are refused by name before anything runs."""
+"""qkgen.gemv(..., out=y) and qkgen.dequantize(..., out=w) with torch CUDA tensors: the result
+written in place and returned, bit-equal to the call that allocates, on every path, cold (the
+binding call) and warm, in a CUDA graph too; outputs that are not what the call would make are
+refused by name before anything runs."""
 
 from __future__ import annotations
 
@@ -78,3 +79,19 @@ def test_bad_out_is_refused_by_name(torch_cuda):
     with pytest.raises(QKGenValueError, match="^out: "):  # numpy x: the call makes its own outputs
         qkgen.gemv(reference.quantize(np.ones((N, K), np.float32), "q8_0"), np.ones((1, K), np.float32),
                    out=np.empty((1, N), np.float32))
+
+
+@pytest.mark.parametrize("fmt, opts, dtype", [("nf4", {"nested": True}, "bfloat16"), ("q6_k", {}, "float16"),
+                                              ("int4", {"scale_mode": "group", "blocksize": 128}, "float32")])  # fmt: skip
+def test_dequantize_out(torch_cuda, fmt, opts, dtype):
+    torch = torch_cuda
+    n, k = 64, 512
+    qt = _on_cuda(torch, reference.quantize(np.random.default_rng(4).standard_normal((n, k)).astype(np.float32), fmt,
+                                            **opts))  # fmt: skip
+    name = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}[dtype]
+    for _ in range(2):  # binding, then warm
+        out = torch.full((n, k), float("nan"), device="cuda", dtype=getattr(torch, dtype))
+        got = qkgen.dequantize(qt, name, out=out)
+        assert got is out and torch.equal(out, qkgen.dequantize(qt, name))
+    with pytest.raises(QKGenValueError, match="^out: "):
+        qkgen.dequantize(qt, name, out=torch.empty((k, n), device="cuda", dtype=getattr(torch, dtype)))

@@ -127,3 +127,32 @@ def test_out_is_for_torch_cuda_tensors_only(qt):
             qkgen.gemv(dq, xd, backend="opencl", out=cla.empty(dev.queue, (1, N), np.float32))
         with pytest.raises(qkgen.QKGenValueError, match="^out: given where the call makes its own"):
             qkgen.dequantize(qt, "f32", backend="opencl", out=np.empty((N, K), np.float32))
+
+
+@pytest.mark.parametrize("device_arrays", [False, True])
+def test_a_bound_is_in_no_reference_cycle(qt, device_arrays):
+    """A Bound (and the device buffers it holds) goes when its weight does, by reference counts
+    alone: no garbage collection is needed, so none can free device memory at a bad moment (a CUDA
+    graph capture in progress)."""
+    import gc
+    import weakref
+
+    import pyopencl.array as cla
+
+    x = np.random.default_rng(6).standard_normal((2, K)).astype(np.float32)
+    qt = qt.with_arrays(**qt.arrays())  # a weight of the test's own (pytest holds the fixture's)
+    if device_arrays:
+        dev, qt = _device_arrays(qt)
+        x = cla.to_device(dev.queue, x)
+    gc.collect()
+    gc.disable()
+    try:
+        for path in ("float", "int8dot"):
+            for _ in range(3):  # binding, then warm calls (the lean way for device arrays)
+                qkgen.gemv(qt, x, backend="opencl", path=path)
+        refs = [weakref.ref(b) for b in qt._qkgen_calls.values()]
+        assert len(refs) == 2
+        del qt
+        assert all(r() is None for r in refs)
+    finally:
+        gc.enable()

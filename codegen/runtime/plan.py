@@ -165,17 +165,24 @@ class Bound:
             self.steps.append([outs, tuple(i for i, _ in dynamic), [n for _, n in dynamic], args,
                                plan.geometry(sizes), plan.kernel, None])  # fmt: skip
         self.scratch: dict[Any, dict] = {}  # the lean call's reused outputs, by scratch key (_lean)
-        self.call = self._first if self.native and not self.uploads else self._generic
+        self._lean_call = None  # the short way, once a first native call has settled the launchers
 
     def __call__(self, inputs: dict, like: Any = None) -> Any:
-        """Run with `inputs` by name; `like` (the array picking the output type) is used where the
-        outputs are native. inputs may hold the (single) result's name: the caller's array for it
-        (checked by the device's output_converter), written and returned instead of a new one."""
         return self.call(inputs, like)
 
-    def _first(self, inputs: dict, like: Any) -> Any:
+    def call(self, inputs: dict, like: Any = None) -> Any:
+        """Run with `inputs` by name; `like` (the array picking the output type) is used where the
+        outputs are native. inputs may hold the (single) result's name: the caller's array for it
+        (checked by the device's output_converter), written and returned instead of a new one.
+        A method rather than an attribute holding one of ours: a Bound is in no reference cycle, so
+        it and the device buffers it holds go when the weight does, not in some later garbage
+        collection (inside someone's CUDA graph capture a cuMemFree would invalidate the capture)."""
+        lean = self._lean_call
+        if lean is not None:
+            return lean(inputs, like)
         out = self._generic(inputs, like)
-        self.call = self._lean(like)  # the launcher is settled: later calls take the short way
+        if self.native and not self.uploads:
+            self._lean_call = self._lean(like)  # the launcher is settled: later calls take the short way
         return out
 
     def _lean(self, like: Any):

@@ -212,9 +212,13 @@ class CUDAArrays(Device):
                 self.drv.memset_d8(buf, 0, count * host_dtype(dtype).itemsize)
         return buf, out
 
+    def _torch_here(self, like: Any) -> bool:
+        """Whether `like` is a torch tensor on this GPU (outputs like it are torch tensors here)."""
+        return is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal
+
     def allocator(self, count: int, dtype: str, like: Any, shape: tuple | None):
         """For torch CUDA outputs: a new tensor in the final shape and dtype worked out once."""
-        if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):
+        if not self._torch_here(like):
             return super().allocator(count, dtype, like, shape)
         import torch
 
@@ -231,7 +235,7 @@ class CUDAArrays(Device):
     def output_converter(self, like: Any, count: int, dtype: str, shape: tuple | None):
         """torch tensors on this GPU: a caller's tensor of the output's dtype and shape, contiguous,
         16-byte aligned, not requiring grad (it is written behind autograd's back)."""
-        if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):
+        if not self._torch_here(like):
             return None
         import torch
 
@@ -254,7 +258,7 @@ class CUDAArrays(Device):
         """torch tensors on this GPU: torch's current stream there, the stream the launchers take
         (launches on one stream run in order), except while it captures a CUDA graph, which must
         keep buffers of its own (torch gives them from the graph's pool)."""
-        if not (is_torch_tensor(like) and like.is_cuda and like.device.index == self.ordinal):
+        if not self._torch_here(like):
             return None
         import torch
 

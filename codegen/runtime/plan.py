@@ -83,6 +83,13 @@ def _no_given_output(out: Any, poison: bool) -> tuple[Any, Any]:
                           "where the call's inputs are torch CUDA tensors (CUDA backend)")
 
 
+def _caller_result(result: str | tuple, given, inputs: dict, poison: bool) -> tuple[Any, Any] | None:
+    """(launch value, array) of the caller's array for a single result (inputs[result]), checked by
+    `given` before any copy or launch; None where inputs hold none."""
+    out = inputs.get(result) if isinstance(result, str) else None
+    return None if out is None else given(out, poison)
+
+
 def _same(made: tuple[Any, Any], like: Any, poison: bool) -> tuple[Any, Any]:
     """An allocator's call for a zeroed output (flags): the one buffer made with the Bound, never poisoned."""
     return made
@@ -204,13 +211,11 @@ class Bound:
         key_of = self.dev.scratch_keyer(like) if scratch else None
         held = self.scratch  # scratch key -> {name: (launch value, array)} of the scratch outputs
         lock = threading.Lock()
-
-        given = self.given
+        given = self.given  # not self: the call below must not hold the Bound (no reference cycle)
 
         def run_steps(inputs: dict, like: Any, poison: bool, kept: dict | None) -> Any:
             bufs, arrays = {}, {}
-            out = None if several else inputs.get(result)  # the caller's result array, checked before any launch
-            mine = given(out, poison) if out is not None else None
+            mine = _caller_result(result, given, inputs, poison)
             for run, srcs in steps:
                 vals = []
                 for name, convert, alloc in srcs:
@@ -244,8 +249,7 @@ class Bound:
     def _generic(self, inputs: dict, like: Any) -> Any:
         poison = POISON_OUTPUTS
         like = like if self.native else None
-        out = None if not isinstance(self.result, str) else inputs.get(self.result)  # the caller's result array
-        mine = self.given(out, poison) if out is not None else None  # checked before any copy or launch
+        mine = _caller_result(self.result, self.given, inputs, poison)
         values = {k: convert(inputs[k]) for k, convert in self.convert.items()}
         for k, (arr, accepts) in self.uploads.items():
             values[k] = self.dev.as_input(arr, k, accepts)

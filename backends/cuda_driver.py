@@ -209,6 +209,36 @@ class PackedLaunch:
             raise CUDAError("cuLaunchKernel", rc, self.cu.describe(rc))
 
 
+def capture_in_progress() -> bool:
+    """Whether torch is capturing a CUDA graph on this thread's current stream. cuMemFree there
+    would end the capture with an error (torch captures in its global mode, where a free is an
+    unsafe call), and a garbage collection can drop a buffer at any allocation, capture or not."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing())
+    except Exception:  # a torch without CUDA, or one half torn down at interpreter exit
+        return False
+
+
+_deferred: list[tuple[LibCuda, int, int]] = []  # (driver, context, pointer) dropped during a capture
+
+
+def _mem_free(cu: LibCuda, ctx: int, ptr: int) -> None:
+    with pushed(cu, ctx):
+        cu("cuMemFree_v2", ctypes.c_uint64(ptr))
+
+
+def _free_deferred() -> None:
+    """Free what was dropped during a capture, once none is in progress (at the next allocation or
+    free of a DeviceBuffer)."""
+    while _deferred and not capture_in_progress():
+        try:
+            cu, ctx, ptr = _deferred.pop()
+        except IndexError:  # another thread took the last one
+            return
+        _mem_free(cu, ctx, ptr)
+
+
 class DeviceBuffer:
     """Device memory allocated in a context and freed in that context from whichever thread drops
     it last: pycuda's own allocations warn "out-of-thread context could not be cleaned up" and leak
@@ -216,6 +246,7 @@ class DeviceBuffer:
 
     def __init__(self, cu: LibCuda, ctx_handle: int, nbytes: int):
         self.cu, self.ctx, self.nbytes = cu, int(ctx_handle), max(int(nbytes), 1)
+        _free_deferred()
         ptr = ctypes.c_uint64()
         with pushed(cu, self.ctx):
             cu("cuMemAlloc_v2", ctypes.byref(ptr), ctypes.c_size_t(self.nbytes))
@@ -247,8 +278,11 @@ class DeviceBuffer:
     def free(self) -> None:
         if self.ptr:
             ptr, self.ptr = self.ptr, 0
-            with pushed(self.cu, self.ctx):
-                self.cu("cuMemFree_v2", ctypes.c_uint64(ptr))
+            if capture_in_progress():
+                _deferred.append((self.cu, self.ctx, ptr))
+            else:
+                _free_deferred()
+                _mem_free(self.cu, self.ctx, ptr)
 
     def __del__(self):
         try:

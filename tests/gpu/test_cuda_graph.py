@@ -138,3 +138,25 @@ def test_two_launch_calls_keep_one_scratch_per_stream(torch_cuda, monkeypatch):
             qkgen.gemv(qt, xs[0], path=path)  # an eager call between replays, on its own scratch
             torch.cuda.synchronize()
             assert torch.equal(yg, want[i])
+
+
+def test_a_device_buffer_dropped_during_a_capture_is_freed_after_it(cuda_device, torch_cuda):
+    """cuMemFree inside a capture would end it with an error (torch captures in global mode), and a
+    garbage collection may drop qkgen's buffers (a numpy weight's device copy) at any allocation:
+    the free waits until the capture is over, and the graph still replays."""
+    from qkgen.backends import cuda_driver
+
+    torch = torch_cuda
+    buf = cuda_driver.DeviceBuffer(cuda_device.cu, cuda_device.ctx.handle, 1 << 20)
+    ptr = buf.ptr
+    x = torch.randn(64, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = x * 2
+        del buf
+        assert ptr in [p for _, _, p in cuda_driver._deferred]
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y, x * 2)
+    cuda_driver.DeviceBuffer(cuda_device.cu, cuda_device.ctx.handle, 16)  # frees what waited
+    assert ptr not in [p for _, _, p in cuda_driver._deferred]

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from qkgen.backends import open_device
 from qkgen.errors import QKGenValueError
 from qkgen.tools.bench import baselines, byte_counts, cases, gemv_case, harness, options, qkgen_impl
 from .test_bench import FakeCtx, _intel_cpu, run_bench
@@ -174,13 +175,22 @@ def test_cpu_gemv_run(tmp_path):
         nf4 = r["format"] == "nf4"
         assert r["bytes"] == (65536 + 2048 + 32 + 4 if nf4 else 4096 * 18) + m * 512 * 2 + m * 256 * 2
         assert r["byte_formula"].endswith(f"+ x {m}*512*2 B + y {m}*256*2 B = {r['bytes']} B")
+    # one row of each case is the public call's default, and the summary leads with it
+    opened = open_device("opencl", dev.platform)
+    for fmt, m, dt in {(r["format"], r["m"], r["dtype"]) for r in rows}:
+        marked = [r["path"] for r in rows if (r["format"], r["m"], r["dtype"]) == (fmt, m, dt) and r["default"]]
+        qt = qkgen_impl.quantize_host(np.ones((256, 512), np.float32), fmt)
+        assert marked == [qkgen_impl.default_gemv_path(opened, qt, m, dt)], (fmt, m, dt)
     md = out_md.read_text()
-    assert "| nf4 | nested bs64 | bf16 | 256x512 | 1 | qkgen | `gemv_nf4_nested_bs64_bf16_mmax1` |" in md
-    assert "| nf4 | nested bs64 | f16 | 256x512 | 3 | qkgen | `gemv_nf4_nested_bs64_f16_mmax8` |" in md
+    top = md[md.index("## Summary: the default path against the others"):md.index("| format | variant | dtype | shape | M | impl")]
+    assert sum(line.startswith(("| nf4 |", "| q4_0 |")) for line in top.splitlines()) == 8
+    assert "| nf4 | nested bs64 | bf16 | 256x512 | 1 | qkgen" in md
+    assert "`gemv_nf4_nested_bs64_bf16_mmax1` |" in md
+    assert any(f"| 3 | qkgen{d} | `gemv_nf4_nested_bs64_f16_mmax8` |" in md for d in ("", " [default]"))
     assert "- bytes, gemv: packed codes + statistics + x (M * K * sizeof)" in md and "= 69156 B" in md
     assert "- host µs/call n/a (" in md and "rows): bf16 activations cannot be passed" in md
     if int8:
-        assert "| q4_0 | - | f16 | 256x512 | 1 | qkgen int8dot | `quantize_q8_1" in md
+        assert "| q4_0 | - | f16 | 256x512 | 1 | qkgen int8dot" in md and "int8dot | `quantize_q8_1" in md
 
 
 def test_gemv_bnb_and_torch_rows_with_cpu_torch(monkeypatch):

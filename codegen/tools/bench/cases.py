@@ -93,6 +93,7 @@ class Impl:
     kernel: str = ""  # kernel or function name, for the report
     note: str = ""
     path: str = ""  # gemv: the qkgen path ("float", "int8dot")
+    default: bool = False  # the qkgen row the public call takes when not told (runtime.paths)
     bytes: int | None = None  # bytes one launch moves when they differ from the case's (dense torch)
     formula: str = ""  # ... and their formula
     check: Callable[[np.ndarray], float] | None = None  # output -> relative error vs a reference

@@ -58,7 +58,7 @@ class DequantizeBench(BenchOp):
             return HostCall(call, ctx.sync, f"qkgen.dequantize(qt, {dtype!r}) on device arrays", keep=qt_dev)
 
         native = ctx.torch_cuda or dev.backend != "cuda"
-        impls = [Impl("qkgen", qkgen_set, kernel=kernel.name, check=reference_checker(want),
+        impls = [Impl("qkgen", qkgen_set, kernel=kernel.name, check=reference_checker(want), default=True,
                       host=host if native else None,
                       host_note="" if native else "no device arrays (CUDA without torch)")]  # fmt: skip
         impls += baselines.dequantize_impls(ctx, qt, dtype)

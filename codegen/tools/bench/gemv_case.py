@@ -110,8 +110,9 @@ class GemvBench(BenchOp):
             return make
 
         host, host_note = self._host(ctx, qt, x, dtype)
+        default = qkgen_impl.default_gemv_path(dev, qt, m, dtype)
         impls = [Impl("qkgen", bound_set(float_kernel), kernel=float_kernel.name, path="float", check=check,
-                      host=host("float"), host_note=host_note)]  # fmt: skip
+                      host=host("float"), host_note=host_note, default=default == "float")]  # fmt: skip
         extra: list[dict] = []
         for path in qkgen_impl.GEMV_PATHS:
             if not qkgen_impl.GemvPath.applies(qt, k, path, dev.target):
@@ -127,7 +128,7 @@ class GemvBench(BenchOp):
             if path == "mma":
                 note += "; W rounded to x's 16-bit type (f16 for f32 x)"
             impls.append(Impl(f"qkgen {path}", bound_set(kern), kernel=kern.name, path=path, note=note,
-                              check=check, host=host(path), host_note=host_note))  # fmt: skip
+                              check=check, host=host(path), host_note=host_note, default=default == path))  # fmt: skip
             extra += kern.kernels
         if qt.format.inline and not qkgen_impl.int8dot_formats():
             ctx.note_once("qkgen's int8dot path is not in this build (no quantize_q8_1 / gemv_int8dot "

@@ -66,7 +66,8 @@ class Row:
     shape: str
     impl: str
     kernel: str = ""
-    path: str = ""  # gemv qkgen rows: float | int8dot
+    path: str = ""  # gemv qkgen rows: float | int8dot | int8mma | mma
+    default: bool = False  # the qkgen row the public call takes when not told which
     m: int | None = None  # gemv: rows of x
     status: str = "ok"  # ok | error
     error: str = ""
@@ -242,8 +243,8 @@ def run_case(ctx: Context, case: Case, ceiling_gbps: float | None, l2_bytes: flo
         nbytes = impl.bytes or case.bytes
         row = Row(op=spec.op, format=spec.sel.name, variant=spec.sel.label, dtype=impl.dtype or spec.dtype,
                   shape=spec.shape_str, impl=impl.impl, kernel=impl.kernel, path=impl.path, m=spec.m,
-                  bytes=nbytes, byte_formula=impl.formula or case.formula, set_bytes=nbytes, iters=a.iters,
-                  warmup=a.warmup, note=impl.note)  # fmt: skip
+                  default=impl.default, bytes=nbytes, byte_formula=impl.formula or case.formula, set_bytes=nbytes,
+                  iters=a.iters, warmup=a.warmup, note=impl.note)  # fmt: skip
         try:
             if impl.fixed is not None:
                 if _fixed_row(ctx, row, impl, ceiling_gbps):

@@ -24,6 +24,7 @@ from ...kernels.ops import MAX_M, get_op
 from ...kernels.ops.int8dot import k_multiple
 from ...kernels.render import render
 from ...runtime import api
+from ...runtime.paths import default_path
 from ...runtime.plan import Plan, ready
 from ...runtime.quantize import quantize_device
 
@@ -229,6 +230,11 @@ class GemvPath:
 def native_qtensor(qt, native):
     """qt with every array replaced by native(host array) (device copies for the public API)."""
     return qt.with_arrays(**{k: native(v) for k, v in qt.arrays().items()})
+
+
+def default_gemv_path(dev, qt, m: int, dtype: str) -> str:
+    """The path qkgen.gemv takes on dev when not told one."""
+    return default_path(dev.target, qt.format, m, dtype)
 
 
 def gemv_call(qt_dev, x_dev, path: str, backend: str, device: Any):

@@ -16,7 +16,7 @@ from qkgen.version import __version__
 
 from .harness import L2_FACTOR
 from .plot import matplotlib_pyplot, plot  # noqa: F401  (main calls them through report)
-from .tables import fmt_num, table  # noqa: F401
+from .tables import fmt_num, summary, table  # noqa: F401
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -124,7 +124,9 @@ def _compile_times(report: dict) -> list[str]:
 def markdown(report: dict) -> str:
     rows = report["rows"]
     errors: list[str] = []
-    lines = [*_header(report), "", *table(report, errors), *_formulas(rows), *_compile_times(report)]
+    top = summary(report)
+    lines = [*_header(report), "", *top, *[""] * bool(top), *table(report, errors), *_formulas(rows),
+             *_compile_times(report)]  # fmt: skip
     if report["skipped"]:
         lines += ["", "Skipped:", ""] + [f"- {s}" for s in report["skipped"]]
     if errors:

@@ -84,6 +84,7 @@ def table(report: dict, errors: list[str]) -> list[str]:
             host_notes[r["host_note"]] = host_notes.get(r["host_note"], 0) + 1
         impl = r["impl"] + (f" ({r['path']})" if r.get("path") and r["path"] != "float" and
                             r["path"] not in r["impl"] else "")  # fmt: skip
+        impl += " [default]" if r.get("default") and r["op"] == "gemv" else ""
         m = "-" if r.get("m") is None else str(r["m"])
         kernel = f"`{r['kernel']}`" if r["kernel"] else "-"
         mb = f"{r['bytes'] / 1e6:.2f}"
@@ -95,3 +96,48 @@ def table(report: dict, errors: list[str]) -> list[str]:
         lines += [""] + [f"- {m}" for m in marks]
     return lines + [""] * bool(host_notes) + [f"- host µs/call n/a ({n} row{'s' * (n > 1)}): {why}"
                                               for why, n in host_notes.items()]  # fmt: skip
+
+
+SUMMARY_HEAD = ["format", "variant", "dtype", "shape", "M", "qkgen default", "µs cold", "µs hot", "% copy",
+                "host µs/call", "fastest qkgen row", "bnb", "torch dense", "llama.cpp (hot)"]  # fmt: skip
+SUMMARY_FOOT = ("One line per case: the row the public call takes when not told a path ([default] in the "
+                "table below), its device time, % copy and host time; then each other side's time (cold; "
+                "llama.cpp hot, its own timer, x f32) and, in brackets, that time over the default row's in the "
+                "same mode (> 1: qkgen's default is faster). The fastest qkgen row is named where it is not the "
+                "default.")  # fmt: skip
+
+
+def _against(other: dict | None, base: dict, mode: str) -> str:
+    if other is None or base.get(f"us_{mode}") is None:
+        return "-"
+    if other["status"] != "ok" or other.get(f"us_{mode}") is None:
+        return "error" if other["status"] != "ok" else "-"
+    return f"{other[f'us_{mode}']:.1f} ({other[f'us_{mode}'] / base[f'us_{mode}']:.2f}x)"
+
+
+def summary(report: dict) -> list[str]:
+    """The headline table: qkgen's default row of each case against the fastest qkgen row, bitsandbytes,
+    dense torch and llama.cpp (see SUMMARY_FOOT); [] when no row is marked default."""
+    rows = [r for r in report["rows"] if r["status"] == "ok" or r["impl"] != "qkgen"]
+    case = ("op", "format", "variant", "shape", "m")
+    lines = []
+    for d in (r for r in rows if r.get("default") and r["status"] == "ok"):
+        same = [r for r in rows if all(r.get(k) == d.get(k) for k in case)]
+        mine = [r for r in same if r["dtype"] == d["dtype"]]
+
+        def first(impl: str, among: list[dict] = mine) -> dict | None:
+            return next((r for r in among if r["impl"] == impl), None)
+
+        timed = [r for r in mine if r["impl"].startswith("qkgen") and r["status"] == "ok" and r.get("us_cold")]
+        best = min(timed, key=lambda r: r["us_cold"]) if timed else d
+        fastest = "the default" if best is d else f"{best['impl']}: {best['us_cold']:.1f}"
+        m = "-" if d.get("m") is None else str(d["m"])
+        cells = [d["format"], d["variant"], d["dtype"], d["shape"], m, d.get("path") or "-",
+                 fmt_num(d.get("us_cold"), ".1f"), fmt_num(d.get("us_hot"), ".1f"), fmt_num(d.get("pct_copy"), ".1f"),
+                 fmt_num(d.get("host_us_per_call"), ".1f"), fastest, _against(first("bnb"), d, "cold"),
+                 _against(first("torch"), d, "cold"), _against(first("llama.cpp", same), d, "hot")]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    if not lines:
+        return []
+    head = ["| " + " | ".join(SUMMARY_HEAD) + " |", "|" + "---|" * len(SUMMARY_HEAD)]
+    return ["## Summary: the default path against the others", "", *head, *lines, "", SUMMARY_FOOT]

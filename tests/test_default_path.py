@@ -55,6 +55,8 @@ def test_the_mma_table_names_mma_formats_only_and_needs_the_instruction():
     assert default_path(get_target("cuda-sm90"), nf4, 1, "f32") == "mma"  # x rounded to f16 as it loads
     assert default_path(get_target("cuda-sm90"), qkgen.formats.get("fp4"), 1, "f32") == "mma"  # run 81
     assert default_path(get_target("cuda-sm90"), qkgen.formats.get("blockwise8"), 1, "f32") == "mma"  # run 124
+    for dtype in ("f16", "bf16"):  # runs 142 and 144
+        assert default_path(get_target("cuda-sm90"), qkgen.formats.get("blockwise8"), 1, dtype) == "mma"
     int8 = qkgen.formats.get("int8")
     assert [default_path(get_target("cuda-sm90"), int8, m, "f32") for m in (1, 2)] == ["float", "mma"]  # run 124
     no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})

@@ -135,8 +135,11 @@ def default_lane_group(target: Target) -> bool:
 # docs/bench/2026-11-27-h200-session22.md): q4_0's mma path 31.2 / 32.0 / 33.1 us at M = 2 / 4 / 8
 # against int8dot's 48.7 / 43.0 / 50.6 and int8mma's 34.3 / 42.9 / 57.4, so q4_0 takes it from M = 2;
 # nf4 33.9 against 36.7 at M = 2, q4_1 35.0 against 48.0 (int8mma) at M = 2.
+# blockwise8 at M = 1 (H200, qkgen bench, public calls' kernels, cold, runs 142 and 144,
+# docs/bench/2026-11-28-h200-session28.md): mma 35.2 us against float 37.7 (4096 x 14336, f16 x),
+# 40.9 against 41.4 (8192^2, bf16 x), so from M = 1 as with f32 x.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 2, "int2": 1}),
+    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 1, "int2": 1}),
     "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_0": 2, "q4_1": 2}),
 })  # fmt: skip
 

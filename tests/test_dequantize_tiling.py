@@ -53,7 +53,7 @@ def test_every_split_decodes_the_reference(name, kw, split, dtype, rng, poisoned
     assert exact, f"{name} {split}: max abs err {err}"
 
 
-@pytest.mark.parametrize("cols", [37, 200, 301])
+@pytest.mark.parametrize("cols", [1, 3, 16, 37, 200, 301])
 @pytest.mark.parametrize("mode,kw", [("row", {}), ("group", {"group_size": 64})])
 @pytest.mark.parametrize("name", ["int4", "int2"])
 def test_chunks_across_rows_and_groups(name, mode, kw, cols, rng, poisoned):

@@ -28,15 +28,23 @@ void dequantize_int2_group_g64_f32(
         if (e0 >= n) return;
         float v[16];
         __global const uchar* cp = codes + e0 / 4u;
-        /* the chunk's first row and column (one 64-bit division); its elements may run into later rows */
-        const size_t r0 = e0 / cols;
-        const uint c0 = (uint)(e0 % cols);
+        /* the chunk's first row and column (one 64-bit division) and its scale; the elements step along
+           from there, into later rows where a row ends inside the chunk (no division per element) */
+        size_t row = e0 / cols;
+        uint col = (uint)(e0 % cols);
+        float s = scale[row * groups_per_row + col / 64u];
         if (e0 + 16u <= n) {
             uint w[1];
             w[0] = ((__global const uint*)cp)[0];
             for (uint i = 0; i < 16u; ++i) {
                 const uint q = (w[(i / 4u) / 4u] >> (((i / 4u) % 4u) * 8u + (i % 4u) * 2u)) & 3u;
-                const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
+                if (i > 0u && ++col == cols) {  /* the next row */
+                    col = 0u;
+                    ++row;
+                    s = scale[row * groups_per_row];
+                } else if (i > 0u && col % 64u == 0u) {  /* the row's next group */
+                    s = scale[row * groups_per_row + col / 64u];
+                }
                 v[i] = (float)((int)q - 2) * s;
             }
             ((__global float4*)(out + e0))[0] = (float4)(v[0], v[1], v[2], v[3]);
@@ -47,7 +55,13 @@ void dequantize_int2_group_g64_f32(
             /* The last, partial chunk: one byte at a time, nothing read or written past n. */
             for (uint i = 0; e0 + i < n; ++i) {
                 const uint q = ((uint)cp[i / 4u] >> ((i % 4u) * 2u)) & 3u;
-                const float s = scale[(r0 + (c0 + i) / cols) * groups_per_row + (c0 + i) % cols / 64u];
+                if (i > 0u && ++col == cols) {  /* the next row */
+                    col = 0u;
+                    ++row;
+                    s = scale[row * groups_per_row];
+                } else if (i > 0u && col % 64u == 0u) {  /* the row's next group */
+                    s = scale[row * groups_per_row + col / 64u];
+                }
                 out[e0 + i] = (float)((int)q - 2) * s;
             }
         }

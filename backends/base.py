@@ -7,6 +7,8 @@ and `is_available()` never raises.
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import threading
 from abc import ABC, abstractmethod
@@ -338,7 +340,7 @@ class Device(ABC):
     def as_input(self, array: Any, name: str, dtypes: tuple[str, ...]) -> Any:
         """A kernel argument for an input array: native arrays as they are, numpy copied in."""
         if self.is_native(array):
-            dt = str(getattr(array, "dtype", "")).replace("torch.", "")
+            dt = dtype_name(getattr(array, "dtype", ""))
             if dt not in dtypes:
                 raise QKGenValueError(f"{name}: dtype {dt}; allowed: {', '.join(dtypes)}")
             return self.native_buffer(array, name)
@@ -354,6 +356,13 @@ class Device(ABC):
         )
 
     native_name = "device arrays"
+
+
+@functools.lru_cache(maxsize=64)
+def dtype_name(dtype: Any) -> str:
+    """"float16" for numpy's, torch's ("torch.float16") and the array libraries' dtype objects
+    (str() of a numpy dtype costs microseconds, and every warm call asks)."""
+    return str(dtype).replace("torch.", "")
 
 
 def median_of(run, iters: int, warmup: int) -> float:

@@ -26,6 +26,7 @@ from ..errors import BackendUnavailable, BuildError, QKGenValueError
 from .alloc import check_alloc
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes,
                    scalar_dtype)  # fmt: skip
+from .opencl_arrays import array_builder
 from .opencl_bench import opencl_copy_ceiling
 from .opencl_target import device_target, opencl_c_version
 
@@ -229,6 +230,26 @@ class OpenCLDevice(Device):
                 cl().enqueue_fill_buffer(self.queue, arr.base_data, np.uint8(0xFF), 0, arr.nbytes)
         return arr.base_data, arr
 
+    def allocator(self, count: int, dtype: str, like: Any, shape: tuple | None):
+        """Device.allocator's outputs as empty() makes them, the arrays made without pyopencl's
+        per-call checks (opencl_arrays.py): shape and dtype are checked here, once a binding."""
+        nbytes = count * host_dtype(dtype).itemsize
+        self._check_alloc(nbytes, "output")
+        if not nbytes:
+            return super().allocator(count, dtype, like, shape)
+        c, ctx, queue, lock = cl(), self.ctx, self.queue, self._queue_lock
+        flat = array_builder(queue, (count,), host_dtype(dtype))
+        shaped = flat if shape is None or tuple(shape) == (count,) else array_builder(queue, shape, host_dtype(dtype))
+
+        def alloc(like: Any, poison: bool) -> tuple[Any, Any]:
+            with lock:
+                buf = c.Buffer(ctx, c.mem_flags.READ_WRITE, nbytes)
+                if poison:  # all-ones bytes: NaN in f32, f16 and bf16
+                    c.enqueue_fill_buffer(queue, buf, np.uint8(0xFF), 0, nbytes)
+            return buf, (flat if like is None else shaped)(buf)
+
+        return alloc
+
     def scratch_keyer(self, like: Any):
         """pyopencl arrays: one key, the device's queue, where it runs commands in order (every
         launch goes to it, so a call's launches follow the last call's); an out-of-order queue
@@ -269,13 +290,19 @@ class OpenCLDevice(Device):
             return kernel(self.queue, g, loc, *args)
 
     def launcher(self, kernel, args: list, dynamic: tuple[int, ...], global_size, local_size, local_bytes: int = 0):
-        run = super().launcher(kernel, args, dynamic, global_size, local_size, local_bytes)
+        """Device.launcher's run(values), the geometry checked once and each launch enqueued directly."""
+        g, loc = launch_shape(global_size, local_size)
+        template = [None if i in dynamic else a for i, a in enumerate(args)]  # keeps no call's buffers
+        queue, lock = self.queue, self._queue_lock
 
-        def locked(values: list) -> None:
-            with self._queue_lock:  # the launch's event is dropped here, still under the lock
-                run(values)
+        def run(values: list) -> None:
+            a = template.copy()
+            for i, v in zip(dynamic, values):
+                a[i] = v
+            with lock:  # set-args + enqueue on a shared Kernel; its event is dropped here, still under the lock
+                kernel(queue, g, loc, *a)
 
-        return locked
+        return run
 
     def synchronize(self) -> None:
         self.queue.finish()

@@ -21,22 +21,28 @@ K, N = 256, 40
 
 @pytest.fixture
 def setup(monkeypatch):
-    """(device, weight as device arrays, device x of a seed, the u8 buffers empty() made, the key box)."""
+    """(device, weight as device arrays, device x of a seed, the u8 buffers its allocators made, the key box)."""
     import pyopencl.array as cla
 
     dev = open_device("opencl", None)
     qt = reference.quantize(np.random.default_rng(5).standard_normal((N, K)).astype(np.float32), "q5_1")
     dq = qt.with_arrays(**{k: cla.to_device(dev.queue, np.ascontiguousarray(v)) for k, v in qt.arrays().items()})
     made, key = [], {"now": "queue"}
-    empty = type(dev).empty
+    allocator = type(dev).allocator
 
-    def counting_empty(self, count, dtype, like=None, poison=False):
-        out = empty(self, count, dtype, like=like, poison=poison)
-        if dtype == "u8":  # quantize_q8_1's output: the int8dot path's scratch
+    def counting_allocator(self, count, dtype, like, shape):
+        alloc = allocator(self, count, dtype, like, shape)
+        if dtype != "u8":  # quantize_q8_1's output: the int8dot path's scratch
+            return alloc
+
+        def counted(like, poison):
+            out = alloc(like, poison)
             made.append(out[0])
-        return out
+            return out
 
-    monkeypatch.setattr(type(dev), "empty", counting_empty)
+        return counted
+
+    monkeypatch.setattr(type(dev), "allocator", counting_allocator)
     monkeypatch.setattr(type(dev), "scratch_keyer", lambda self, like: lambda: key["now"])
 
     def x_of(seed, m=2):

@@ -88,8 +88,13 @@ def test_poisoned_outputs_on_a_warm_call(qt, monkeypatch):
     from qkgen.backends import open_device
 
     dev, asked = open_device("opencl", None), []
-    empty = dev.empty
-    monkeypatch.setattr(dev, "empty", lambda *a, **kw: asked.append(kw["poison"]) or empty(*a, **kw))
+    allocator = dev.allocator
+
+    def spy(*a, **kw):  # the call's allocations, each with the poison it was asked for
+        alloc = allocator(*a, **kw)
+        return lambda like, poison: asked.append(poison) or alloc(like, poison)
+
+    monkeypatch.setattr(dev, "allocator", spy)
     x = np.ones((1, K), np.float32)
     for poison in (False, True, False, True):
         monkeypatch.setattr(plan, "POISON_OUTPUTS", poison)

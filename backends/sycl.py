@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import BackendUnavailable, QKGenValueError
 from ..kernels.target import Target
-from . import sycl_native
+from . import sycl_launch, sycl_native
 from .alloc import check_alloc
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, bundle_source, ceiling_bytes, copy_gbps,
                    host_dtype, launch_shape, local_nbytes, median_of, strip_prefix, torch_dtype)  # fmt: skip
@@ -300,7 +300,7 @@ class SYCLDevice(Device):
         return host
 
     def local_arg(self, dtype: str, count: int):
-        return sycl_native.LocalMem(local_nbytes(dtype, count))
+        return sycl_launch.LocalMem(local_nbytes(dtype, count))
 
     def launch(self, kernel, args: list, global_size, local_size, local_bytes: int = 0):
         g, loc = launch_shape(global_size, local_size)
@@ -309,16 +309,37 @@ class SYCLDevice(Device):
             import torch
 
             torch.xpu.synchronize()  # torch's queue is not ours: its writes must land first
-        ev = sycl_native.launch(self.queue, kernel, args, g, loc, local_bytes)
+        ev = sycl_launch.launch(self.queue, kernel, args, g, loc, local_bytes)
         if foreign:
             ev.wait()  # and the caller goes on using the tensors on torch's queue
-        # The event holds the arguments (e.g. uploaded inputs) alive until the queue is waited on.
+        return self._track(ev)
+
+    def _track(self, ev):
+        """Keep a launch's event (it holds the arguments, e.g. uploaded inputs, alive) until the
+        queue is waited on; wait once 256 are kept."""
         with self._inflight_lock:
             self._inflight.append(ev)
             full = len(self._inflight) > 256
         if full:
             self.synchronize()
         return ev
+
+    def launcher(self, kernel, args: list, dynamic: tuple[int, ...], global_size, local_size, local_bytes: int = 0):
+        """Device.launcher's run(values) with the argument table packed once (sycl_launch.PackedLaunch);
+        launches with torch XPU tensors go through launch(), which synchronizes with torch's queue."""
+        generic = super().launcher(kernel, args, dynamic, global_size, local_size, local_bytes)
+        if any(isinstance(a, ForeignPtr) for a in args):
+            return generic
+        g, loc = launch_shape(global_size, local_size)
+        packed = sycl_launch.PackedLaunch(self.queue, kernel, args, dynamic, g, loc, local_bytes)
+        track = self._track
+
+        def run(values: list):
+            if any(isinstance(v, ForeignPtr) for v in values):
+                return generic(values)
+            return track(packed(values))
+
+        return run
 
     def synchronize(self) -> None:
         with self._inflight_lock:

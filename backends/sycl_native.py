@@ -31,12 +31,12 @@ from pathlib import Path
 from ..cache import cache_dir, discard, load_entry, store_entry, store_file, verify_file, writable_dir
 from ..errors import BuildError, QKGenError
 
-__all__ = ["SyclError", "SyclBuildError", "LocalMem", "Program", "Kernel",
-           "Event", "launch", "can_build", "load_helper", "check_toolchain", "identity"]
+__all__ = ["SyclError", "SyclBuildError", "Program", "Kernel",
+           "Event", "can_build", "load_helper", "check_toolchain", "identity"]  # launches: sycl_launch.py
 
 _HELPER_SRC = Path(__file__).with_name("sycl_helper.cpp")
 _ABI = 4  # must match qk_abi_version() in sycl_helper.cpp
-_ARG_VALUE, _ARG_USM, _ARG_LOCAL = 0, 1, 2  # QK_ARG_* in sycl_helper.cpp
+ARG_VALUE, ARG_USM, ARG_LOCAL = 0, 1, 2  # QK_ARG_* in sycl_helper.cpp
 # intel-sycl-rt 2026.2.0: building source that uses these segfaults the
 # process inside syclex::build (ProgramManager::cacheKernelImplicitLocalArg),
 # so refuse them up front; use a work_group_memory parameter (LocalMem).
@@ -383,67 +383,3 @@ class Event:
         if getattr(self, "_h", None) and self._h.value:
             self._lib.qk_event_release(self._h)
             self._h = None
-
-
-class LocalMem:
-    """Argument placeholder: ``nbytes`` of work-group local memory for a
-    ``sycl::ext::oneapi::experimental::work_group_memory<T[]>`` kernel parameter."""
-
-    def __init__(self, nbytes: int):
-        self.nbytes = int(nbytes)
-
-
-def _usm_pointer(arg):
-    if hasattr(arg, "__sycl_usm_array_interface__"):  # dpctl memory/tensor
-        iface = arg.__sycl_usm_array_interface__
-        # "offset" counts elements of typestr (e.g. "<f4": 4 bytes) past "data".
-        itemsize = int(iface.get("typestr", "|u1")[2:])
-        return int(iface["data"][0]) + int(iface.get("offset") or 0) * itemsize
-    return None
-
-
-def launch(queue, kernel: Kernel, args, global_size, local_size,
-           local_mem_bytes: int = 0) -> Event:
-    """Enqueue ``kernel`` over a 1-, 2- or 3-D nd_range; returns without waiting.
-
-    ``global_size`` / ``local_size``: an int or a tuple of 1..3 ints (the same
-    length; each global size a multiple of its local size).
-    ``args`` items: dpctl USM memory / usm_ndarray (passed as pointers),
-    numpy scalars or ctypes scalars (by value), ``LocalMem(n)``.
-    ``local_mem_bytes`` sets the work_group_scratch_size launch property
-    (``get_work_group_scratch_memory()``); see _CRASHY_SOURCE for why
-    run-time compiled kernels use ``LocalMem`` instead for now.
-    """
-    gsz = (global_size,) if isinstance(global_size, int) else tuple(global_size)
-    lsz = (local_size,) if isinstance(local_size, int) else tuple(local_size)
-    if not 1 <= len(gsz) <= 3 or len(gsz) != len(lsz):
-        raise ValueError(f"global_size {global_size!r} / local_size {local_size!r}: 1 to 3 dimensions each, "
-                         "the same number")
-    lib = kernel._lib
-    n = len(args)
-    ptrs, sizes, kinds = (C.c_void_p * n)(), (C.c_size_t * n)(), (C.c_int * n)()
-    keep = []  # buffers must live until qk_launch has copied them
-    for i, a in enumerate(args):
-        if isinstance(a, LocalMem):
-            kinds[i], sizes[i] = _ARG_LOCAL, a.nbytes
-            continue
-        p = _usm_pointer(a)
-        if p is not None:
-            buf, kinds[i] = C.c_void_p(p), _ARG_USM
-        elif isinstance(a, C._SimpleCData):
-            buf, kinds[i] = a, _ARG_VALUE
-        elif hasattr(a, "dtype") and hasattr(a, "tobytes") and getattr(a, "ndim", 1) == 0:
-            buf, kinds[i] = C.create_string_buffer(a.tobytes(), a.dtype.itemsize), _ARG_VALUE
-        else:
-            # Plain int/float would hide the C type (int vs uint64, float vs double).
-            raise TypeError(f"kernel argument {i}: use a numpy/ctypes scalar or "
-                            f"USM memory, not {type(a).__name__}")
-        keep.append(buf)
-        ptrs[i], sizes[i] = C.cast(C.pointer(buf), C.c_void_p), C.sizeof(buf)
-    ev, err = C.c_void_p(), C.c_void_p()
-    dims = len(gsz)
-    rc = lib.qk_launch(C.c_void_p(_queue_ref(queue)), kernel._h, n, ptrs, sizes,
-                       kinds, dims, (C.c_size_t * 3)(*gsz), (C.c_size_t * 3)(*lsz),
-                       local_mem_bytes, C.byref(ev), C.byref(err))
-    _check(lib, rc, err, f"launching {kernel.name}")
-    return Event(lib, ev, keepalive=list(args))

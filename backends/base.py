@@ -23,7 +23,7 @@ from ..cache import cache_dir, discard, load_entry, store_entry
 from ..errors import BackendUnavailable, QKGenValueError
 from ..kernels.target import Target
 from ..version import __version__
-from .launch import launch_shape  # noqa: F401  (re-exported: backends import it from here)
+from .launch import arg_template, filled, launch_shape  # noqa: F401  (backends import launch_shape from here)
 
 VECTOR_ALIGN = 16  # kernels use 16-byte vector loads and stores on buffer starts
 
@@ -294,14 +294,10 @@ class Device(ABC):
         at the dynamic positions: later values must be of the same kinds (a backend may settle its
         stream or argument packing on them)."""
         g, loc = launch_shape(global_size, local_size)
-        template = [None if i in dynamic else a for i, a in enumerate(args)]  # keeps no call's buffers
-        launch = self.launch
+        template, launch = arg_template(args, dynamic), self.launch
 
         def run(values: list) -> Any:
-            a = template.copy()
-            for i, v in zip(dynamic, values):
-                a[i] = v
-            return launch(kernel, a, g, loc, local_bytes)
+            return launch(kernel, filled(template, dynamic, values), g, loc, local_bytes)
 
         return run
 

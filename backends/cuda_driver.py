@@ -158,6 +158,8 @@ def _check_launch(cu: LibCuda, kernel: Kernel, grid: tuple, shared: int) -> None
 def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: tuple, shared: int,
                   stream: int) -> None:  # fmt: skip
     """cuLaunchKernel over a 3-D grid of 3-D blocks with `shared` bytes of dynamic shared memory."""
+    if _deferred:
+        free_deferred()
     _check_launch(cu, kernel, grid, shared)
     vals, params = _params(kernel, args)
     dims = [ctypes.c_uint(v) for v in (*grid, *block)]
@@ -192,6 +194,8 @@ class PackedLaunch:
         self._lock = threading.Lock()
 
     def __call__(self, values: list) -> None:
+        if _deferred:  # buffers dropped during a capture that has ended (torch's warm path makes none)
+            free_deferred()
         stream = None if self.stream is None else _VOIDP(self.stream())
         with self._lock:
             for slot, v in zip(self.slots, values):
@@ -212,7 +216,9 @@ class PackedLaunch:
 def capture_in_progress() -> bool:
     """Whether torch is capturing a CUDA graph on this thread's current stream. cuMemFree there
     would end the capture with an error (torch captures in its global mode, where a free is an
-    unsafe call), and a garbage collection can drop a buffer at any allocation, capture or not."""
+    unsafe call), and a garbage collection can drop a buffer at any allocation, capture or not.
+    A capture on another thread is not seen (torch does not tell): a DeviceBuffer dropped on a
+    thread other than the capturing one during a capture still ends it."""
     torch = sys.modules.get("torch")
     try:
         return bool(torch is not None and torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing())
@@ -228,15 +234,19 @@ def _mem_free(cu: LibCuda, ctx: int, ptr: int) -> None:
         cu("cuMemFree_v2", ctypes.c_uint64(ptr))
 
 
-def _free_deferred() -> None:
-    """Free what was dropped during a capture, once none is in progress (at the next allocation or
-    free of a DeviceBuffer)."""
+def free_deferred() -> None:
+    """Free what was dropped during a capture, once none is in progress here: at the next
+    allocation or free of a DeviceBuffer and the next launch. A pointer whose free fails (its
+    context gone) is dropped: the error belongs to no call made now."""
     while _deferred and not capture_in_progress():
         try:
             cu, ctx, ptr = _deferred.pop()
         except IndexError:  # another thread took the last one
             return
-        _mem_free(cu, ctx, ptr)
+        try:
+            _mem_free(cu, ctx, ptr)
+        except CUDAError:
+            pass
 
 
 class DeviceBuffer:
@@ -246,7 +256,7 @@ class DeviceBuffer:
 
     def __init__(self, cu: LibCuda, ctx_handle: int, nbytes: int):
         self.cu, self.ctx, self.nbytes = cu, int(ctx_handle), max(int(nbytes), 1)
-        _free_deferred()
+        free_deferred()
         ptr = ctypes.c_uint64()
         with pushed(cu, self.ctx):
             cu("cuMemAlloc_v2", ctypes.byref(ptr), ctypes.c_size_t(self.nbytes))
@@ -281,8 +291,8 @@ class DeviceBuffer:
             if capture_in_progress():
                 _deferred.append((self.cu, self.ctx, ptr))
             else:
-                _free_deferred()
                 _mem_free(self.cu, self.ctx, ptr)
+                free_deferred()
 
     def __del__(self):
         try:

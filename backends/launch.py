@@ -1,4 +1,5 @@
-"""Launch geometry shared by every backend: 1-, 2- or 3-D global and local sizes, checked once."""
+"""Launch geometry and argument lists shared by every backend: 1-, 2- or 3-D global and local sizes,
+checked once; a warm launch's argument list, its changing positions filled at each call."""
 
 from __future__ import annotations
 
@@ -47,3 +48,16 @@ def groups(global_size: tuple[int, ...], local_size: tuple[int, ...]) -> tuple[i
 
 def padded(sizes: tuple[int, ...]) -> tuple[int, int, int]:
     return tuple(list(sizes) + [1] * (3 - len(sizes)))  # type: ignore[return-value]
+
+
+def arg_template(args: list, dynamic: tuple[int, ...]) -> list:
+    """`args` with None at the changing positions: a launcher keeps this, and no call's buffers."""
+    return [None if i in dynamic else a for i, a in enumerate(args)]
+
+
+def filled(template: list, dynamic: tuple[int, ...], values: list) -> list:
+    """A copy of `template` with `values` at the positions in `dynamic`, in order."""
+    a = template.copy()
+    for i, v in zip(dynamic, values):
+        a[i] = v
+    return a

@@ -26,6 +26,7 @@ from ..errors import BackendUnavailable, BuildError, QKGenValueError
 from .alloc import check_alloc
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes,
                    scalar_dtype)  # fmt: skip
+from .launch import arg_template, filled
 from .opencl_arrays import array_builder
 from .opencl_bench import opencl_copy_ceiling
 from .opencl_target import device_target, opencl_c_version
@@ -152,7 +153,7 @@ class OpenCLDevice(Device):
         self.queue = queue if queue is not None else c.CommandQueue(
             self.ctx, properties=c.command_queue_properties.PROFILING_ENABLE
         )  # fmt: skip
-        self._queue_lock = threading.RLock()  # re-entered: launcher() around launch()
+        self._queue_lock = threading.RLock()  # every use of the queue and its memory (see above)
 
     def identity(self) -> list[str]:
         d = self.dev
@@ -237,9 +238,14 @@ class OpenCLDevice(Device):
         self._check_alloc(nbytes, "output")
         if not nbytes:
             return super().allocator(count, dtype, like, shape)
+        if shape is not None and int(np.prod(shape)) != count:
+            raise QKGenValueError(f"shape: {tuple(shape)} for an output of {count} elements; allowed: shapes of "
+                                  f"{count} elements")  # fmt: skip
         c, ctx, queue, lock = cl(), self.ctx, self.queue, self._queue_lock
-        flat = array_builder(queue, (count,), host_dtype(dtype))
-        shaped = flat if shape is None or tuple(shape) == (count,) else array_builder(queue, shape, host_dtype(dtype))
+        with lock:  # the probe arrays' buffer is made and freed under it too
+            flat = array_builder(queue, (count,), host_dtype(dtype))
+            shaped = flat if shape is None or tuple(shape) == (count,) else array_builder(queue, shape,
+                                                                                           host_dtype(dtype))
 
         def alloc(like: Any, poison: bool) -> tuple[Any, Any]:
             with lock:
@@ -292,13 +298,10 @@ class OpenCLDevice(Device):
     def launcher(self, kernel, args: list, dynamic: tuple[int, ...], global_size, local_size, local_bytes: int = 0):
         """Device.launcher's run(values), the geometry checked once and each launch enqueued directly."""
         g, loc = launch_shape(global_size, local_size)
-        template = [None if i in dynamic else a for i, a in enumerate(args)]  # keeps no call's buffers
-        queue, lock = self.queue, self._queue_lock
+        template, queue, lock = arg_template(args, dynamic), self.queue, self._queue_lock
 
         def run(values: list) -> None:
-            a = template.copy()
-            for i, v in zip(dynamic, values):
-                a[i] = v
+            a = filled(template, dynamic, values)
             with lock:  # set-args + enqueue on a shared Kernel; its event is dropped here, still under the lock
                 kernel(queue, g, loc, *a)
 

@@ -92,18 +92,21 @@ class PackedLaunch:
                  local_size: tuple[int, ...], local_mem_bytes: int = 0):
         n = len(args)
         self._ptrs, self._sizes, self._kinds = (C.c_void_p * n)(), (C.c_size_t * n)(), (C.c_int * n)()
-        self._keep, self._slots = [], []  # the packed buffers; the dynamic ones among them, in order
+        self._keep, slots = [], {}  # the packed buffers; the dynamic ones by position
+        # the fixed arguments themselves (a weight's USM memory): a launch's event keeps them alive
+        # until the queue is waited on, as launch() keeps all of its arguments
+        self._fixed = tuple(a for i, a in enumerate(args) if i not in dynamic)
         for i, a in enumerate(args):
             buf, self._kinds[i], self._sizes[i] = pack_arg(i, a)
             if i in dynamic:
                 if self._kinds[i] != ARG_USM:
                     raise TypeError(f"kernel argument {i}: a changing argument must be USM memory, "
                                     f"not {type(a).__name__}")
-                buf = C.c_void_p(0)  # no call's address is kept
-                self._slots.append(buf)
+                buf = slots[i] = C.c_void_p(0)  # no call's address is kept
             if buf is not None:
                 self._keep.append(buf)
                 self._ptrs[i] = C.cast(C.pointer(buf), C.c_void_p)
+        self._slots = [slots[i] for i in dynamic]  # in the order values come
         self._queue, self._queue_h = queue, C.c_void_p(_queue_ref(queue))
         self._kernel, self._lib, self._n = kernel, kernel._lib, n
         self._dims = len(global_size)
@@ -112,7 +115,8 @@ class PackedLaunch:
         self._lock = threading.Lock()
 
     def __call__(self, values: list) -> Event:
-        """Enqueue with `values` (USM memory) at the dynamic positions; the event keeps them alive."""
+        """Enqueue with `values` (USM memory) at the dynamic positions; the event keeps them and the
+        fixed arguments alive."""
         addrs = [_usm_pointer(v) for v in values]
         if None in addrs:
             v = values[addrs.index(None)]
@@ -125,4 +129,4 @@ class PackedLaunch:
                                      self._dims, self._global, self._local, self._local_mem, C.byref(ev),
                                      C.byref(err))  # fmt: skip
         _check(self._lib, rc, err, f"launching {self._kernel.name}")
-        return Event(self._lib, ev, keepalive=values)
+        return Event(self._lib, ev, keepalive=(self._fixed, tuple(values)))

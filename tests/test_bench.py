@@ -322,3 +322,21 @@ def test_compile_times_child_runs_as_a_module(tmp_path):
     assert compile_times._compile_run("opencl", info.platform, [], tmp_path) == []
     with pytest.raises(QKGenError, match="compile-time subprocess failed"):
         compile_times._compile_run("opencl", "no such device", [], tmp_path)
+
+
+def test_summary_keeps_a_failed_default_row():
+    """The headline table does not hide a case whose default path failed: its line says error."""
+    from qkgen.tools.bench import tables
+
+    base = dict(op="gemv", format="q4_0", variant="-", dtype="f16", shape="64x64", m=1, status="ok", path="float",
+                us_cold=10.0, us_hot=9.0, pct_copy=50.0, host_us_per_call=20.0, default=False)  # fmt: skip
+    rows = [dict(base, impl="qkgen"), dict(base, impl="qkgen int8dot", path="int8dot", default=True, status="error",
+                                           us_cold=None, us_hot=None, pct_copy=None),
+            dict(base, impl="torch", us_cold=30.0)]  # fmt: skip
+    lines = tables.summary({"rows": rows})
+    (line,) = [ln for ln in lines if ln.startswith("| q4_0")]
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[5:8] == ["int8dot", "error", "error"] and cells[10] == "qkgen: 10.0" and cells[12] == "-"
+    ok = [dict(r, default=r["impl"] == "qkgen") for r in rows[:1]] + rows[2:]
+    (line,) = [ln for ln in tables.summary({"rows": ok}) if ln.startswith("| q4_0")]
+    assert "| the default |" in line and "30.0 (3.00x)" in line

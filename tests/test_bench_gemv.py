@@ -10,6 +10,7 @@ import pytest
 
 from qkgen.backends import open_device
 from qkgen.errors import QKGenValueError
+from qkgen.runtime import api
 from qkgen.tools.bench import baselines, byte_counts, cases, gemv_case, harness, options, qkgen_impl
 from .test_bench import FakeCtx, _intel_cpu, run_bench
 
@@ -178,11 +179,17 @@ def test_cpu_gemv_run(tmp_path):
     # one row of each case is the public call's default, and the summary leads with it
     opened = open_device("opencl", dev.platform)
     for fmt, m, dt in {(r["format"], r["m"], r["dtype"]) for r in rows}:
-        marked = [r["path"] for r in rows if (r["format"], r["m"], r["dtype"]) == (fmt, m, dt) and r["default"]]
-        qt = qkgen_impl.quantize_host(np.ones((256, 512), np.float32), fmt)
-        assert marked == [qkgen_impl.default_gemv_path(opened, qt, m, dt)], (fmt, m, dt)
+        marked = [r for r in rows if (r["format"], r["m"], r["dtype"]) == (fmt, m, dt) and r["default"]]
+        nested = {"nested": True} if "nested" in marked[0]["variant"] else {}
+        qt = qkgen_impl.quantize_host(np.ones((256, 512), np.float32), fmt, **nested)
+        assert [r["path"] for r in marked] == [qkgen_impl.default_gemv_path(opened, qt, m, dt)], (fmt, m, dt)
+        if dt == "f16":  # the kernels the public call itself plans when told no path
+            plans, _ = api.gemv_plans(qt, np.ones((m, 512), np.float16), path=None, backend="opencl",
+                                      device=dev.platform)  # fmt: skip
+            assert marked[0]["kernel"] == " + ".join(p.ks.name for p in plans), (fmt, m)
     md = out_md.read_text()
-    top = md[md.index("## Summary: the default path against the others"):md.index("| format | variant | dtype | shape | M | impl")]
+    head = "| format | variant | dtype | shape | M | impl"
+    top = md[md.index("## Summary: the default path against the others"):md.index(head)]
     assert sum(line.startswith(("| nf4 |", "| q4_0 |")) for line in top.splitlines()) == 8
     assert "| nf4 | nested bs64 | bf16 | 256x512 | 1 | qkgen" in md
     assert "`gemv_nf4_nested_bs64_bf16_mmax1` |" in md

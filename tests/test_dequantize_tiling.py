@@ -54,8 +54,9 @@ def test_every_split_decodes_the_reference(name, kw, split, dtype, rng, poisoned
 
 
 @pytest.mark.parametrize("cols", [1, 3, 16, 37, 200, 301])
-@pytest.mark.parametrize("mode,kw", [("row", {}), ("group", {"group_size": 64})])
-@pytest.mark.parametrize("name", ["int4", "int2"])
+@pytest.mark.parametrize("mode,kw", [("row", {}), ("group", {"group_size": 64}), ("group", {"group_size": 32})],
+                         ids=["row", "group64", "group32"])  # 32: the least group size the rows allow
+@pytest.mark.parametrize("name", ["int4", "int2", "int8"])
 def test_chunks_across_rows_and_groups(name, mode, kw, cols, rng, poisoned):
     """Rows whose length is no multiple of the chunk (and partial last groups): chunks run into
     the next row or group, and every element still takes its own scale."""

@@ -22,6 +22,7 @@ def test_builder_arrays_are_the_checked_constructors(shape, dtype):
     build = opencl_arrays.array_builder(dev.queue, shape, np.dtype(dtype))
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
     bufs = [cl.Buffer(dev.ctx, cl.mem_flags.READ_WRITE, nbytes) for _ in range(2)]
+    assert build.__name__ == "unchecked"  # the installed pyopencl's private path passed the probe
     a, b = build(bufs[0]), build(bufs[1])
     want = cla.Array(dev.queue, shape, dtype, data=bufs[0])
     for f in ("shape", "strides", "size", "nbytes", "dtype", "offset", "queue", "context"):
@@ -52,3 +53,20 @@ def test_a_constructor_that_refuses_the_fast_path_gets_the_checked_one(monkeypat
     assert type(arr) is NoFastPath and arr.shape == (4, 4)
     arr.set(np.full((4, 4), 2.0, np.float32))
     assert np.array_equal(arr.get(), np.full((4, 4), 2.0, np.float32))
+
+
+def test_a_poisoned_output_is_all_ones_before_any_launch():
+    """The allocator's poison fill (all-ones bytes: NaN in f32, f16 and bf16), read back as made."""
+    dev = open_device("opencl", None)
+    alloc = dev.allocator(24, "f32", like=object(), shape=(4, 6))
+    _, arr = alloc(like=object(), poison=True)
+    assert arr.shape == (4, 6) and (arr.get().view(np.uint32) == 0xFFFFFFFF).all()
+    _, flat = alloc(like=None, poison=False)
+    assert flat.shape == (24,)
+
+
+def test_an_allocator_shape_must_hold_the_count():
+    from qkgen.errors import QKGenValueError
+
+    with pytest.raises(QKGenValueError, match="shape: .* 24 elements"):
+        open_device("opencl", None).allocator(24, "f32", like=object(), shape=(5, 5))

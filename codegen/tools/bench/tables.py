@@ -117,11 +117,12 @@ def _against(other: dict | None, base: dict, mode: str) -> str:
 
 def summary(report: dict) -> list[str]:
     """The headline table: qkgen's default row of each case against the fastest qkgen row, bitsandbytes,
-    dense torch and llama.cpp (see SUMMARY_FOOT); [] when no row is marked default."""
-    rows = [r for r in report["rows"] if r["status"] == "ok" or r["impl"] != "qkgen"]
+    dense torch and llama.cpp (see SUMMARY_FOOT); a default row that failed says "error" in its time
+    cells. [] when no row is marked default."""
+    rows = report["rows"]
     case = ("op", "format", "variant", "shape", "m")
     lines = []
-    for d in (r for r in rows if r.get("default") and r["status"] == "ok"):
+    for d in (r for r in rows if r.get("default")):
         same = [r for r in rows if all(r.get(k) == d.get(k) for k in case)]
         mine = [r for r in same if r["dtype"] == d["dtype"]]
 
@@ -132,10 +133,11 @@ def summary(report: dict) -> list[str]:
         best = min(timed, key=lambda r: r["us_cold"]) if timed else d
         fastest = "the default" if best is d else f"{best['impl']}: {best['us_cold']:.1f}"
         m = "-" if d.get("m") is None else str(d["m"])
-        cells = [d["format"], d["variant"], d["dtype"], d["shape"], m, d.get("path") or "-",
-                 fmt_num(d.get("us_cold"), ".1f"), fmt_num(d.get("us_hot"), ".1f"), fmt_num(d.get("pct_copy"), ".1f"),
-                 fmt_num(d.get("host_us_per_call"), ".1f"), fastest, _against(first("bnb"), d, "cold"),
-                 _against(first("torch"), d, "cold"), _against(first("llama.cpp", same), d, "hot")]  # fmt: skip
+        times = [_us(d, "cold", ""), _us(d, "hot", ""), fmt_num(d.get("pct_copy"), ".1f"),
+                 fmt_num(d.get("host_us_per_call"), ".1f")]  # fmt: skip
+        cells = [d["format"], d["variant"], d["dtype"], d["shape"], m, d.get("path") or "-", *times, fastest,
+                 _against(first("bnb"), d, "cold"), _against(first("torch"), d, "cold"),
+                 _against(first("llama.cpp", same), d, "hot")]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     if not lines:
         return []

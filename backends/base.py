@@ -8,7 +8,6 @@ and `is_available()` never raises.
 from __future__ import annotations
 
 import functools
-
 import hashlib
 import threading
 from abc import ABC, abstractmethod

@@ -5,8 +5,7 @@ and event list, and a pyopencl whose private constructor path differs must get t
 import numpy as np
 import pytest
 
-from qkgen.backends import get, open_device
-from qkgen.backends import opencl_arrays
+from qkgen.backends import get, open_device, opencl_arrays
 
 opencl = get("opencl")
 pytestmark = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")

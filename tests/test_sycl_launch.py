@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import qkgen
-from qkgen.backends import get, open_device
-from qkgen.backends import sycl_launch
+from qkgen.backends import get, open_device, sycl_launch
 from qkgen.formats import reference
 from qkgen.kernels.render import render
 

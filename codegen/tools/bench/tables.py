@@ -108,11 +108,13 @@ SUMMARY_FOOT = ("One line per case: the row the public call takes when not told 
 
 
 def _against(other: dict | None, base: dict, mode: str) -> str:
-    if other is None or base.get(f"us_{mode}") is None:
+    """`other`'s time in `mode` and, in brackets, that time over `base`'s."""
+    key = f"us_{mode}"
+    if other is None or base.get(key) is None:
         return "-"
-    if other["status"] != "ok" or other.get(f"us_{mode}") is None:
-        return "error" if other["status"] != "ok" else "-"
-    return f"{other[f'us_{mode}']:.1f} ({other[f'us_{mode}'] / base[f'us_{mode}']:.2f}x)"
+    if other["status"] != "ok":
+        return "error"
+    return "-" if other.get(key) is None else f"{other[key]:.1f} ({other[key] / base[key]:.2f}x)"
 
 
 def summary(report: dict) -> list[str]:

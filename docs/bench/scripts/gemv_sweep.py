@@ -2,7 +2,7 @@
 cold (weights rotated past 4x L2) and hot; render overrides per variant. argv[1]: JSON list of
 cases [fmt, kw, n, k, m, dtype, overrides] (overrides may name "op": "gemv_int8dot", "gemv_int8mma",
 "gemv_int8mma_sub" or
-"dequantize"; dequantize ignores m and checks bit-equality with the reference; gemv_int8dot may take
+"dequantize"; dequantize ignores m and checks bit-equality with the reference (and may take "patch" too); gemv_int8dot may take
 "layout": "planes": every rotated weight copy repacked once by repack_planes, x quantized to q8_1
 planes, neither timed; or "x_planes": true, x alone in planes; the float and mma ops may take
 "patch": [[old, new], ...], strings replaced in the rendered source, for what-if experiments, as may the
@@ -149,8 +149,9 @@ def planes_of(qt, a):
 
 def run_dequantize(qt, arrs, wbytes, wd, fmt, kw, n, k, dtype, ov):
     from qkgen.runtime.api import weight_values
-    plan = Plan.make(dev, "dequantize", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
-                     scale_mode=qt.scale_mode, **ov)
+    patch = ov.pop("patch", None)  # an experiment, as for gemv
+    plan = patched(Plan.make(dev, "dequantize", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
+                             scale_mode=qt.scale_mode, **ov), patch, ov)
     _, sizes = weight_values(qt)
     like = torch.empty(1, device="cuda", dtype=TD[dtype])
     (obuf, oarr, _), = plan.outputs(sizes, like=like).values()

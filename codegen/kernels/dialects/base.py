@@ -10,8 +10,7 @@ functions, in the manner of tinygrad's renderer/cstyle.py.
 A dialect instance carries the typed Target it renders for: the class holds spellings, the target
 capabilities, so one class renders for every device of its backend. Rendering touches no device.
 
-Helper functions (qk_*) and the prelude lines they need are chosen after the kernel body is known:
-`prelude(body)` emits only what the body (and the helpers it calls) uses.
+Helper functions (qk_*) and their prelude lines follow the body: `prelude(body)` emits only what it uses.
 """
 
 from __future__ import annotations
@@ -64,6 +63,7 @@ class Dialect:
     restrict: ClassVar[str] = ""
     local_qual: ClassVar[str]
     constant_qual: ClassVar[str]
+    table_qual: ClassVar[str | None] = None  # code tables a group's work-items read at different indices
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str]
     # gid, lid, group, lsize (32-bit), gid_wide (a size_t global id): format strings of {d} / {x}
@@ -131,9 +131,9 @@ class Dialect:
         names = (("uchar", "unsigned char"), ("ushort", "unsigned short"), ("uint", "unsigned int"))
         return [f"typedef {full} {short};" for short, full in names if text is None or re.search(rf"\b{short}\b", text)]
 
-    def constant_array(self, name: str, values: tuple[float, ...]) -> str:
+    def constant_array(self, name: str, values: tuple[float, ...], qual: str | None = None) -> str:
         """A float32 table as exact hex literals, each line's decimal float32 values in a comment; as
-        many a line (8, 4 or 2) as fit the column limit."""
+        many a line (8, 4 or 2) as fit the column limit. qual: its qualifier (default constant_qual)."""
         lits = [f32_literal(v) for v in values]
         decs = [f32_decimal(v) for v in values]
         for per in (8, 4, 2, 1):
@@ -143,7 +143,7 @@ class Dialect:
             lines = [f"    {c:<{width}} /* {' '.join(decs[j] for j in r)} */" for c, r in zip(code, rows)]
             if per == 1 or max(len(x) for x in lines) <= MAX_COLUMNS:
                 break
-        return f"{self.constant_qual} float {name}[{len(values)}] = {{\n" + "\n".join(lines) + "\n};"
+        return f"{qual or self.constant_qual} float {name}[{len(values)}] = {{\n" + "\n".join(lines) + "\n};"
 
     locals_as_params: ClassVar[bool] = False  # local arrays arrive as kernel arguments (SYCL)
 

@@ -63,7 +63,7 @@ class Dialect:
     restrict: ClassVar[str] = ""
     local_qual: ClassVar[str]
     constant_qual: ClassVar[str]
-    table_qual: ClassVar[str | None] = None  # code tables a group's work-items read at different indices
+    table_qual: ClassVar[str | None] = None  # tables a warp's work-items read at different indices
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str]
     # gid, lid, group, lsize (32-bit), gid_wide (a size_t global id): format strings of {d} / {x}

@@ -123,8 +123,9 @@ class CUDADialect(PTXMatrixProducts, Dialect):
     local_qual: ClassVar[str] = "__shared__"
     constant_qual: ClassVar[str] = "__constant__"
     # Constant memory serves a warp one address at a time: a code table's copy to shared memory reads
-    # 16-256 distinct addresses a warp. Read-only global memory serves them in coalesced loads (H200,
-    # run 150: dequantize nf4 nested -> bf16 52.5 -> 49.6 us, its M = 1 GEMV 26.2 -> 24.2).
+    # 16-256 distinct addresses a warp, a quantizer's magnitudes one a lane. Read-only global memory
+    # serves them in coalesced or cached loads (H200, run 150: dequantize nf4 nested -> bf16 52.5 ->
+    # 49.6 us, its M = 1 GEMV 26.2 -> 24.2).
     table_qual: ClassVar[str | None] = "__device__ const"
     inline: ClassVar[str] = "__device__ __forceinline__"
     barrier_stmt: ClassVar[str] = "__syncthreads();"

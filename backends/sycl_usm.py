@@ -16,6 +16,15 @@ class USMArray:
 
     def __init__(self, mem, dtype: Any, shape: tuple[int, ...]):
         self.mem, self.dtype, self.shape = mem, np.dtype(dtype), tuple(int(s) for s in shape)
+        self._home = (None, None)  # someone else's memory: checked in full as an input
+
+    @classmethod
+    def _made(cls, mem, dtype: np.dtype, shape: tuple[int, ...], queue) -> USMArray:
+        """An array over memory qkgen allocated on `queue` (SYCLDevice._own_usm trusts it as an input
+        while .mem is still that memory); dtype and shape as __init__ would make them."""
+        a = cls.__new__(cls)
+        a.mem, a.dtype, a.shape, a._home = mem, dtype, shape, (mem, queue)
+        return a
 
     @property
     def size(self) -> int:
@@ -35,7 +44,8 @@ class USMArray:
         if int(np.prod(shape)) != self.size:
             raise QKGenValueError(f"shape: cannot reshape {self.shape} to {shape}; "
                                   f"allowed: shapes of {self.size} elements")  # fmt: skip
-        return USMArray(self.mem, self.dtype, shape)
+        home, queue = self._home
+        return USMArray._made(self.mem, self.dtype, tuple(int(s) for s in shape), queue if home is self.mem else None)
 
     def to_host(self) -> np.ndarray:
         """A numpy copy (bf16 as uint16 bits); waits for the kernels writing it (in-order queue)."""

@@ -1,0 +1,111 @@
+"""The host side of a warm SYCL call (issue 11): USMArrays qkgen made on the device's queue skip
+dpctl's pointer queries as inputs, while foreign, replaced, misaligned or other-context memory still
+gets every check and its error."""
+
+import numpy as np
+import pytest
+
+import qkgen
+from qkgen.backends import get, open_device
+from qkgen.backends.sycl_usm import USMArray
+from qkgen.errors import QKGenValueError
+from qkgen.formats import reference
+
+sycl = get("sycl")
+WHY = sycl.why_unavailable()
+pytestmark = pytest.mark.skipif(WHY is not None, reason=f"SYCL backend unavailable: {WHY}")
+K, N = 256, 40
+F32 = ("float32",)
+
+
+@pytest.fixture(scope="module")
+def dev():
+    if not any(d.kind == "cpu" for d in sycl.devices()):
+        pytest.skip("no opencl:cpu SYCL device (pip install intel-opencl-rt)")
+    return open_device("sycl", "cpu")
+
+
+@pytest.fixture(scope="module")
+def weight(dev):
+    qt = reference.quantize(np.random.default_rng(5).standard_normal((N, K)).astype(np.float32), "q8_0")
+    return qt, qt.with_arrays(**{k: dev.to_device(np.ascontiguousarray(v)) for k, v in qt.arrays().items()})
+
+
+class _Shifted:
+    """USM memory `shift` bytes into another allocation (a view dpctl makes from the interface)."""
+
+    def __init__(self, mem, shift: int, nbytes: int):
+        self.mem, self.shift, self.nbytes = mem, shift, nbytes
+
+    @property
+    def __sycl_usm_array_interface__(self):
+        return {**self.mem.__sycl_usm_array_interface__, "data": (self.mem._pointer + self.shift, False),
+                "shape": (self.nbytes,)}  # fmt: skip
+
+
+def _x(dev, rows=1):
+    return dev.to_device(np.random.default_rng(rows).standard_normal((rows, K)).astype(np.float32))
+
+
+def test_own_arrays_skip_the_pointer_queries(dev, weight, monkeypatch):
+    import dpctl.memory
+
+    qt, dq = weight
+    x = _x(dev)
+    want = qkgen.gemv(qt, x.to_host(), backend="sycl", device="cpu")
+    qkgen.gemv(dq, x, backend="sycl", device="cpu")  # binds
+    calls = []
+    real = dpctl.memory.as_usm_memory
+    monkeypatch.setattr(dpctl.memory, "as_usm_memory", lambda a: calls.append(a) or real(a))
+    for _ in range(3):
+        assert np.array_equal(qkgen.gemv(dq, x, backend="sycl", device="cpu").to_host(), want)
+    assert calls == []
+    assert dev.native_buffer(x, "x") is x.mem
+    assert dev.native_buffer(x.reshape(K), "x") is x.mem  # a reshaped view is still qkgen's memory
+
+
+def test_memory_qkgen_did_not_make_gets_every_check(dev, monkeypatch):
+    import dpctl.memory
+
+    calls = []
+    real = dpctl.memory.as_usm_memory
+    monkeypatch.setattr(dpctl.memory, "as_usm_memory", lambda a: calls.append(a) or real(a))
+    x = _x(dev)
+    theirs = USMArray(x.mem, np.float32, (1, K))  # a user's array over the same memory: checked in full
+    assert dev.input_converter(x, "x", F32)(theirs) is not x.mem
+    assert len(calls) == 1
+    assert dev.input_converter(theirs, "x", F32)(theirs) is not None and len(calls) == 2
+
+
+def test_replaced_or_misaligned_memory_is_refused(dev, weight):
+    import dpctl.memory
+
+    _, dq = weight
+    x = _x(dev)
+    convert = dev.input_converter(x, "x", F32)
+    assert convert(x) is x.mem
+    base = dev.upload(np.zeros(2 * K * 4, np.uint8))
+    x.mem = dpctl.memory.MemoryUSMDevice(_Shifted(base, 4, K * 4))  # .mem replaced: the full checks again
+    with pytest.raises(QKGenValueError, match=r"x: USM address .* is not 16-byte aligned; allowed: addresses"):
+        convert(x)
+    y = _x(dev)
+    qkgen.gemv(dq, y, backend="sycl", device="cpu")  # binds with good memory, then a bad one comes
+    y.mem = x.mem
+    with pytest.raises(QKGenValueError, match="x: USM address .* is not 16-byte aligned"):
+        qkgen.gemv(dq, y, backend="sycl", device="cpu")
+    with pytest.raises(QKGenValueError, match="x: dtype float64; allowed: float32"):
+        convert(dev.to_device(np.zeros((1, K), np.float64)))
+
+
+def test_memory_of_another_context_is_refused(dev):
+    import dpctl
+    import dpctl.memory
+
+    q2 = dpctl.SyclQueue(dpctl.SyclContext([dev.sdev]), dev.sdev, property=["in_order"])  # a context of its own
+    assert q2.sycl_context != dev.queue.sycl_context
+    mem = dpctl.memory.MemoryUSMDevice(K * 4, queue=q2)
+    other = USMArray._made(mem, np.dtype(np.float32), (1, K), q2)  # what a device on that context makes
+    with pytest.raises(QKGenValueError, match="x: USM memory .*another device.*; allowed: USM memory of"):
+        dev.input_converter(_x(dev), "x", F32)(other)
+    with pytest.raises(QKGenValueError, match="x: USM memory .*another device"):
+        dev.as_input(other, "x", F32)

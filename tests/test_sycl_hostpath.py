@@ -109,3 +109,28 @@ def test_memory_of_another_context_is_refused(dev):
         dev.input_converter(_x(dev), "x", F32)(other)
     with pytest.raises(QKGenValueError, match="x: USM memory .*another device"):
         dev.as_input(other, "x", F32)
+
+
+def test_each_warm_call_gets_its_own_output(dev, weight):
+    qt, dq = weight
+    xs = [_x(dev, rows) for rows in (1, 1, 3)]
+    outs = [qkgen.gemv(dq, x, backend="sycl", device="cpu") for x in xs for _ in range(3)]
+    assert len({o.mem._pointer for o in outs}) == len(outs)  # no block handed out twice while alive
+    for i, x in enumerate(xs):
+        want = qkgen.gemv(qt, x.to_host(), backend="sycl", device="cpu")
+        for o in outs[3 * i:3 * i + 3]:
+            assert o.shape == want.shape and o.dtype == want.dtype and np.array_equal(o.to_host(), want)
+    assert dev.native_buffer(outs[0], "x") is outs[0].mem  # an output is qkgen's memory as a next input
+
+
+def test_allocator_checks_once_and_poisons(dev):
+    alloc = dev.allocator(12, "f32", _x(dev), (3, 4))
+    mem, arr = alloc(None, True)
+    assert arr.shape == (12,) and arr.dtype == np.float32  # host outputs are flat (downloaded)
+    assert np.isnan(arr.to_host()).all()
+    mem, arr = alloc(_x(dev), False)
+    assert arr.shape == (3, 4) and arr.mem is mem and dev.native_buffer(arr, "x") is mem
+    with pytest.raises(QKGenValueError, match=r"shape: \(5, 4\) for an output of 12 elements"):
+        dev.allocator(12, "f32", _x(dev), (5, 4))
+    with pytest.raises(QKGenValueError, match="output: .* bytes; allowed: at most"):
+        dev.allocator(2**62, "f32", _x(dev), None)

@@ -126,7 +126,7 @@ class SYCLDevice(Device):
         else:  # launches rely on submission order and events with timestamps
             self.queue = d.SyclQueue(user_queue.sycl_context, sdev, property=props)
         self.user_queue = user_queue
-        self._inflight: list = []  # events of launches whose arguments must stay alive
+        self._inflight: list = []  # what launches not waited on yet hold: events, or arguments (packed)
         self._inflight_lock = threading.Lock()
         self._bundles: dict[str, Any] = {}  # bundles shared by several kernels (compile_many)
         try:
@@ -367,8 +367,8 @@ class SYCLDevice(Device):
         return self._track(ev)
 
     def _track(self, ev):
-        """Keep a launch's event (it holds the arguments, e.g. uploaded inputs, alive) until the
-        queue is waited on; wait once 256 are kept."""
+        """Keep a launch's event (it holds the arguments, e.g. uploaded inputs, alive), or a packed
+        launch's arguments, until the queue is waited on; wait once 256 are kept."""
         with self._inflight_lock:
             self._inflight.append(ev)
             full = len(self._inflight) > 256

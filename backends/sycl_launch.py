@@ -85,7 +85,7 @@ class PackedLaunch:
     """launch() of one kernel over one nd_range, its argument table packed once: a call writes the
     USM addresses of the arguments at `dynamic` into their slots and enqueues. qk_launch copies the
     table before it returns, so the write and the enqueue are one step under a lock and threads
-    cannot mix their addresses. `args` holds the first call's values at the dynamic positions (USM
+    cannot mix their addresses. The enqueue makes no event. `args` holds the first call's values at the dynamic positions (USM
     memory; later values must be USM memory too)."""
 
     def __init__(self, queue, kernel: Kernel, args, dynamic: tuple[int, ...], global_size: tuple[int, ...],
@@ -93,8 +93,8 @@ class PackedLaunch:
         n = len(args)
         self._ptrs, self._sizes, self._kinds = (C.c_void_p * n)(), (C.c_size_t * n)(), (C.c_int * n)()
         self._keep, slots = [], {}  # the packed buffers; the dynamic ones by position
-        # the fixed arguments themselves (a weight's USM memory): a launch's event keeps them alive
-        # until the queue is waited on, as launch() keeps all of its arguments
+        # the fixed arguments themselves (a weight's USM memory): each call returns them with its
+        # values, for the device to keep until the queue is waited on (launch()'s event keeps its own)
         self._fixed = tuple(a for i, a in enumerate(args) if i not in dynamic)
         for i, a in enumerate(args):
             buf, self._kinds[i], self._sizes[i] = pack_arg(i, a)
@@ -114,19 +114,20 @@ class PackedLaunch:
         self._local_mem = local_mem_bytes
         self._lock = threading.Lock()
 
-    def __call__(self, values: list) -> Event:
-        """Enqueue with `values` (USM memory) at the dynamic positions; the event keeps them and the
-        fixed arguments alive."""
+    def __call__(self, values: list) -> tuple:
+        """Enqueue with `values` (USM memory) at the dynamic positions, without an event (a warm call
+        waits on none, and making one costs the runtime more than the rest of the launch); returns
+        what must stay alive until the queue is waited on: the fixed arguments and `values`."""
         addrs = [_usm_pointer(v) for v in values]
         if None in addrs:
             v = values[addrs.index(None)]
             raise TypeError(f"kernel argument: use USM memory, not {type(v).__name__}")
-        ev, err = C.c_void_p(), C.c_void_p()
+        err = C.c_void_p()
         with self._lock:
             for slot, p in zip(self._slots, addrs):
                 slot.value = p
             rc = self._lib.qk_launch(self._queue_h, self._kernel._h, self._n, self._ptrs, self._sizes, self._kinds,
-                                     self._dims, self._global, self._local, self._local_mem, C.byref(ev),
+                                     self._dims, self._global, self._local, self._local_mem, None,
                                      C.byref(err))  # fmt: skip
         _check(self._lib, rc, err, f"launching {self._kernel.name}")
-        return Event(self._lib, ev, keepalive=(self._fixed, tuple(values)))
+        return self._fixed, tuple(values)

@@ -134,3 +134,22 @@ def test_allocator_checks_once_and_poisons(dev):
         dev.allocator(12, "f32", _x(dev), (5, 4))
     with pytest.raises(QKGenValueError, match="output: .* bytes; allowed: at most"):
         dev.allocator(2**62, "f32", _x(dev), None)
+
+
+def test_a_packed_launch_without_event_still_reports_errors(dev):
+    from qkgen.backends import sycl_launch
+    from qkgen.backends.sycl_native import SyclError
+    from qkgen.kernels.render import render
+
+    qt = reference.quantize(np.ones((N, K), np.float32), "q8_0")
+    kernel = dev.compile(render("dequantize", "q8_0", dev.target, dtype="f32"))
+    out, arr = dev.empty(N * K, "f32")
+    blocks = dev.upload(np.ascontiguousarray(qt.arrays()["data"]))
+    good = sycl_launch.PackedLaunch(dev.queue, kernel, [blocks, out, np.uint64(N * K)], (0, 1), (N * K,), (64,))
+    kept = good([blocks, out])
+    assert kept[1] == (blocks, out)  # no event: the caller keeps the arguments until the queue is waited on
+    want = qkgen.dequantize(qt, backend="sycl", device="cpu").ravel()
+    assert np.array_equal(arr.to_host(), want)  # in-order: the copy follows the kernel
+    bad = sycl_launch.PackedLaunch(dev.queue, kernel, [blocks, out, np.uint64(N * K)], (0, 1), (1 << 20,), (1 << 20,))
+    with pytest.raises(SyclError, match="launching .*SYCL exception"):
+        bad([blocks, out])

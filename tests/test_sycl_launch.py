@@ -72,16 +72,15 @@ def test_a_changing_argument_must_be_usm(dev):
 
 
 def test_a_warm_launch_keeps_the_weight_alive_until_the_queue_is_waited_on(dev):
-    """The weight's USM memory is a fixed argument of the packed launch: the launch's event holds
-    it (as launch() holds every argument), so a weight dropped right after an asynchronous call is
-    not freed under its kernel."""
+    """The weight's USM memory is a fixed argument of the packed launch: the device keeps it with
+    the call's values until the queue is waited on (as launch()'s event holds every argument), so a
+    weight dropped right after an asynchronous call is not freed under its kernel."""
     qt = reference.quantize(np.random.default_rng(4).standard_normal((N, K)).astype(np.float32), "q8_0")
     dq = qt.with_arrays(**{k: dev.to_device(np.ascontiguousarray(v)) for k, v in qt.arrays().items()})
     x = dev.to_device(np.ones((1, K), np.float32))
     for _ in range(2):
         qkgen.gemv(dq, x, backend="sycl", device="cpu")
-    kept = dev._inflight[-1]._keepalive
-    fixed, values = kept
+    fixed, values = dev._inflight[-1]  # a packed launch makes no event: its arguments are kept
     addr = dq.arrays()["data"].__sycl_usm_array_interface__["data"][0]
     assert addr in [sycl_launch._usm_pointer(a) for a in fixed if sycl_launch._usm_pointer(a) is not None]
     assert isinstance(values, tuple) and len(values) >= 2  # x and y at least

@@ -85,8 +85,8 @@ class PackedLaunch:
     """launch() of one kernel over one nd_range, its argument table packed once: a call writes the
     USM addresses of the arguments at `dynamic` into their slots and enqueues. qk_launch copies the
     table before it returns, so the write and the enqueue are one step under a lock and threads
-    cannot mix their addresses. The enqueue makes no event. `args` holds the first call's values at the dynamic positions (USM
-    memory; later values must be USM memory too)."""
+    cannot mix their addresses. The enqueue makes no event. `args` holds the first call's values
+    at the dynamic positions (USM memory; later values must be USM memory too)."""
 
     def __init__(self, queue, kernel: Kernel, args, dynamic: tuple[int, ...], global_size: tuple[int, ...],
                  local_size: tuple[int, ...], local_mem_bytes: int = 0):

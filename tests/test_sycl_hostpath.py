@@ -153,3 +153,24 @@ def test_a_packed_launch_without_event_still_reports_errors(dev):
     bad = sycl_launch.PackedLaunch(dev.queue, kernel, [blocks, out, np.uint64(N * K)], (0, 1), (1 << 20,), (1 << 20,))
     with pytest.raises(SyclError, match="launching .*SYCL exception"):
         bad([blocks, out])
+
+
+def test_synchronize_waits_for_launches_without_events(dev):
+    """Read on the host straight from shared USM (no queue copy that would order itself after the
+    kernel): the queue wait alone must have covered the event-less launch."""
+    import dpctl.memory
+    from qkgen.backends import sycl_launch
+    from qkgen.kernels.render import render
+
+    n, k = 400, 2560
+    qt = reference.quantize(np.random.default_rng(6).standard_normal((n, k)).astype(np.float32), "q8_0")
+    kernel = dev.compile(render("dequantize", "q8_0", dev.target, dtype="f32"))
+    out = dpctl.memory.MemoryUSMShared(n * k * 4, queue=dev.queue)
+    out.memset(0xFF)
+    blocks = dev.upload(np.ascontiguousarray(qt.arrays()["data"]))
+    packed = sycl_launch.PackedLaunch(dev.queue, kernel, [blocks, out, np.uint64(n * k)], (0, 1), (n * k,), (64,))
+    dev._track(packed([blocks, out]))
+    dev.synchronize()
+    assert dev._inflight == []
+    want = qkgen.dequantize(qt, backend="sycl", device="cpu").ravel()
+    assert np.array_equal(np.frombuffer(out, np.float32), want)

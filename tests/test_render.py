@@ -100,6 +100,23 @@ def test_table_values_come_from_the_row():
     assert "-0x1.647362p-1f" in src and float.fromhex("-0x1.647362p-1") == qkgen.formats.NF4_TABLE[1]
 
 
+def test_cuda_keeps_tables_read_a_lane_apart_out_of_constant_memory():
+    # Constant memory serves a warp one address at a time: the code tables the work-items copy or
+    # read at different indices are read-only global arrays on CUDA; every lane's common entries
+    # (a quantizer's trial scales) stay constant. OpenCL C 1.2 has only __constant at program scope.
+    seen = set()
+    for v in variants(None):
+        op, fmt = v.pop("op"), v.pop("format")
+        src = render(op, fmt, "cuda", **v).source
+        for name in re.findall(r"^(?:__constant__|__device__ const) \w+ (\w+)\[", src, re.M):
+            seen.add(name)
+            constant = re.search(rf"^__constant__ \w+ {name}\[", src, re.M) is not None
+            # SRC: a one-time repack's byte map, not timed either way
+            assert constant == (name in ("TRIALS", "MIDS", "SRC")), (op, fmt, name)
+    assert {"TABLE", "TABLE2", "KEYS", "MAGS", "ROUND_UP"} <= seen
+    assert "__constant float TABLE[" in render("dequantize", "nf4", "opencl").source
+
+
 @pytest.mark.parametrize("op, fmt, backend, kw", GOLDEN_CASES, ids=lambda c: str(c))
 def test_golden_sources(op, fmt, backend, kw):
     ks = render(op, fmt, backend, **kw)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendUnavailable, BuildError, QKGenValueError
-from .alloc import check_alloc
+from .alloc import check_alloc, check_output_shape
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, host_dtype, launch_shape, local_nbytes,
                    scalar_dtype)  # fmt: skip
 from .launch import arg_template, filled
@@ -238,9 +238,7 @@ class OpenCLDevice(Device):
         self._check_alloc(nbytes, "output")
         if not nbytes:
             return super().allocator(count, dtype, like, shape)
-        if shape is not None and int(np.prod(shape)) != count:
-            raise QKGenValueError(f"shape: {tuple(shape)} for an output of {count} elements; allowed: shapes of "
-                                  f"{count} elements")  # fmt: skip
+        check_output_shape(shape, count)
         c, ctx, queue, lock = cl(), self.ctx, self.queue, self._queue_lock
         with lock:  # the probe arrays' buffer is made and freed under it too
             flat = array_builder(queue, (count,), host_dtype(dtype))

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import BackendUnavailable, QKGenValueError
 from ..kernels.target import Target
 from . import sycl_launch, sycl_native
-from .alloc import check_alloc
+from .alloc import check_alloc, check_output_shape
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, bundle_source, ceiling_bytes, copy_gbps,
                    dtype_name, host_dtype, launch_shape, local_nbytes, median_of, strip_prefix,
                    torch_dtype)  # fmt: skip
@@ -292,25 +292,20 @@ class SYCLDevice(Device):
             if poison:
                 t.view(torch.uint8).fill_(0xFF)
             return ForeignPtr(t), t
-        self._check_alloc(count * host_dtype(dtype).itemsize, "output")
-        mem = dpctl().memory.MemoryUSMDevice(max(count * host_dtype(dtype).itemsize, 1), queue=self.queue)
-        if poison:  # all-ones bytes: NaN in f32, f16 and bf16
-            mem.memset(0xFF)
-        return mem, USMArray._made(mem, host_dtype(dtype), (count,), self.queue)
+        return self.allocator(count, dtype, None, None)(None, poison)  # flat, as every empty() output
 
     def allocator(self, count: int, dtype: str, like: Any, shape: tuple | None):
-        """Device.allocator's outputs as empty() makes them, dtype, size and shape worked out once a
-        binding (per call they cost ~10 us of lookups and conversions). Blocks are not pooled: one is
-        free only once nothing references its memory (the array, its .mem, a launch), and a pooled
-        view whose finalizer returns the block costs what dpctl's allocation and free do (~5 us)."""
+        """Device.allocator's outputs (empty() makes its USM ones through it), dtype, size and shape
+        worked out once a binding (per call they cost ~10 us of lookups and conversions). Blocks are
+        not pooled: one is free only once nothing references its memory (the array, its .mem, a
+        launch), and a pooled view whose finalizer returns the block costs what dpctl's allocation and
+        free do (~5 us)."""
         if like is not None and is_torch_xpu(like):
             return super().allocator(count, dtype, like, shape)
         dt = host_dtype(dtype)
         nbytes = count * dt.itemsize
         self._check_alloc(nbytes, "output")
-        if shape is not None and int(np.prod(shape)) != count:
-            raise QKGenValueError(f"shape: {tuple(shape)} for an output of {count} elements; allowed: shapes of "
-                                  f"{count} elements")  # fmt: skip
+        check_output_shape(shape, count)
         new, queue, made = dpctl().memory.MemoryUSMDevice, self.queue, USMArray._made
         nbytes, flat = max(nbytes, 1), (count,)
         shaped = flat if shape is None else tuple(int(s) for s in shape)

@@ -67,17 +67,26 @@ def test_prefetch_kernels_compile_for_sm90():
 
 
 def test_cuda_defaults():
-    """runtime.paths takes prefetch on CUDA for nf4, fp4 and int4 with f32 x at M = 1 only; gemv_plans
-    renders what it says on a CUDA device (a kernel name that says so)."""
+    """runtime.paths takes prefetch on CUDA for nf4, fp4 and int4 with f32 x at M = 1 only, and 4 rows a
+    lane group in teams of 4 for nf4, fp4 and int8 with 16-bit x at M = 1; gemv_plans renders what it
+    says on a CUDA device (a kernel name that says so)."""
     from qkgen import formats as F
     from qkgen.runtime import paths
 
     cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
     for f in ("nf4", "fp4", "int4"):
         assert paths.float_knobs(cuda, F.get(f), 1, "f32") == {"prefetch": True}
-        assert paths.float_knobs(cuda, F.get(f), 2, "f32") == {} == paths.float_knobs(cuda, F.get(f), 1, "bf16")
+        assert paths.float_knobs(cuda, F.get(f), 2, "f32") == {}
         assert paths.float_knobs(cpu, F.get(f), 1, "f32") == {}
+    for f in ("nf4", "fp4", "int8"):
+        for dt in ("f16", "bf16"):
+            assert paths.float_knobs(cuda, F.get(f), 1, dt) == {"rpw": 4, "slices": 4}
+            assert paths.float_knobs(cuda, F.get(f), 2, dt) == {} == paths.float_knobs(cpu, F.get(f), 1, dt)
+    assert paths.float_knobs(cuda, F.get("int4"), 1, "bf16") == {}
     assert paths.float_knobs(cuda, F.get("q8_0"), 1, "f32") == {}
+    knobs = paths.float_knobs(cuda, F.get("nf4"), 1, "bf16")
+    name = render("gemv", "nf4", cuda, dtype="bf16", nested=True, blocksize=64, **knobs).name
+    assert name == "gemv_nf4_nested_bs64_bf16_mmax1_rpw4_slices4"
     knobs = paths.float_knobs(cuda, F.get("nf4"), 1, "f32")
     name = render("gemv", "nf4", cuda, dtype="f32", nested=True, blocksize=64, **knobs).name
     assert name == "gemv_nf4_nested_bs64_f32_mmax1_prefetch1"

@@ -267,8 +267,15 @@ def int8frag_knobs(target: Target, fmt: Format) -> dict:
 # 33.3 us, fp4 nested 44.4 / 35.0 / 38.3 -> 39.9 / 32.2 / 33.5, int4 row 30.2 / 25.7 / 23.6 -> 26.3 /
 # 21.2 / 22.0, int4 groups of 128 37.5 / 31.9 / 26.7 -> 28.4 / 23.5 / 25.1. Slower with f16 or bf16
 # x (nf4 23.2 -> 23.9), and for q8_0, q6_k and mxfp4 with f32 x (q8_0 30.2 -> 32.3).
+# CUDA, f16 / bf16 x: 4 rows a lane group and 4 lane groups a row group, which the M = 1 decode 8
+# elements at a time leaves in registers. H200, run 159 (sweeps 58 and 59, kernel alone, cold, the
+# tree's defaults -> these): nf4 nested bf16 8192^2 24.6 -> 20.9 us, f16 4096 x 14336 21.2 -> 19.5,
+# f16 14336 x 4096 21.3 -> 20.6; fp4 nested bf16 8192^2 25.0 -> 21.4; nf4 f16 4096 x 14336 20.5 ->
+# 18.6; int8 row f16 20.9 -> 19.1. int4 row unchanged (17.6 -> 17.5): it keeps its defaults.
+_ROWS_4_SLICES_4 = MappingProxyType({"rpw": 4, "slices": 4})
 FLOAT_M1_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
     ("cuda", "f32"): MappingProxyType({f: MappingProxyType({"prefetch": True}) for f in ("nf4", "fp4", "int4")}),
+    **{("cuda", dt): MappingProxyType({f: _ROWS_4_SLICES_4 for f in ("nf4", "fp4", "int8")}) for dt in ("f16", "bf16")},
 })  # fmt: skip
 
 

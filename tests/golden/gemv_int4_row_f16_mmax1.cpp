@@ -68,35 +68,33 @@ void gemv_int4_row_f16_mmax1(
                 w[0] = w_v0[0]; w[1] = w_v0[1]; w[2] = w_v0[2]; w[3] = w_v0[3];
                 for (uint k = 0; k < 4u; ++k) wq[r][k] = w[k];
             }
-            float v[2][32];
-            for (uint r = 0; r < 2u; ++r) {
-                for (uint i = 0; i < 32u; ++i) {
-                    uint q = (wq[r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
-                    /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
-                    /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
-                    v[r][i] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
+            /* M = 1: the chunk 8 elements at a time, every row's codes decoded next to their
+               products, so 2 rows need few registers; each sum still runs in element order. */
+            float part[2];
+            for (uint r = 0; r < 2u; ++r) part[r] = 0.0f;
+            for (uint g = 0; g < 4u; ++g) {
+                float v[2][8];
+                for (uint r = 0; r < 2u; ++r) {
+                    for (uint j = 0; j < 8u; ++j) {
+                        const uint i = g * 8u + j;  /* the element in the chunk */
+                        uint q = (wq[r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + (i % 2u) * 4u)) & 15u;
+                        /* (q ^ 8) - 8 sign-extends the 4-bit two's-complement code q */
+                        /* half bits 0x6400 | c are 1024 + c: minus 1024 + 8 (0x6408) is c - 8, exact, no cvt */
+                        v[r][j] = (float)(qk_half(0x6400u | (q ^ 8u)) - qk_half(0x6408u));
+                    }
                 }
-            }
-            for (uint m = 0; m < 1u; ++m) {
-                const uchar* xp = x + ((size_t)m * K + k0) * 2u;
-                uint xw[16];
+                float xf[8];
+                const uchar* xp = x + ((size_t)k0 + g * 8u) * 2u;
+                uint xw[4];
                 const sycl::uint4 xw_v0 = ((const sycl::uint4*)xp)[0];
                 xw[0] = xw_v0[0]; xw[1] = xw_v0[1]; xw[2] = xw_v0[2]; xw[3] = xw_v0[3];
-                const sycl::uint4 xw_v1 = ((const sycl::uint4*)xp)[1];
-                xw[4] = xw_v1[0]; xw[5] = xw_v1[1]; xw[6] = xw_v1[2]; xw[7] = xw_v1[3];
-                const sycl::uint4 xw_v2 = ((const sycl::uint4*)xp)[2];
-                xw[8] = xw_v2[0]; xw[9] = xw_v2[1]; xw[10] = xw_v2[2]; xw[11] = xw_v2[3];
-                const sycl::uint4 xw_v3 = ((const sycl::uint4*)xp)[3];
-                xw[12] = xw_v3[0]; xw[13] = xw_v3[1]; xw[14] = xw_v3[2]; xw[15] = xw_v3[3];
-                float xf[32];
-                for (uint i = 0; i < 32u; ++i) {
-                    xf[i] = qk_f16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                }
+                for (uint j = 0; j < 8u; ++j) xf[j] = qk_f16_to_f32((ushort)(xw[j / 2u] >> (16u * (j % 2u))));
                 for (uint r = 0; r < 2u; ++r) {
-                    float part = 0.0f;
-                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
-                    acc[r][m] += part * sr[r];
+                    for (uint j = 0; j < 8u; ++j) part[r] += v[r][j] * xf[j];
                 }
+            }
+            for (uint r = 0; r < 2u; ++r) {
+                acc[r][0] += part[r] * sr[r];
             }
         }
     }

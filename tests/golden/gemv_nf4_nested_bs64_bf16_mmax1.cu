@@ -215,33 +215,31 @@ void gemv_nf4_nested_bs64_bf16_mmax1(
                 w[0] = w_v0.x; w[1] = w_v0.y; w[2] = w_v0.z; w[3] = w_v0.w;
                 for (uint k = 0; k < 4u; ++k) wq[r][k] = w[k];
             }
-            float v[2][32];
-            for (uint r = 0; r < 2u; ++r) {
-                for (uint i = 0; i < 32u; ++i) {
-                    uint q = (wq[r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
-                    v[r][i] = lut[q];
+            /* M = 1: the chunk 8 elements at a time, every row's codes decoded next to their
+               products, so 2 rows need few registers; each sum still runs in element order. */
+            float part[2];
+            for (uint r = 0; r < 2u; ++r) part[r] = 0.0f;
+            for (uint g = 0; g < 4u; ++g) {
+                float v[2][8];
+                for (uint r = 0; r < 2u; ++r) {
+                    for (uint j = 0; j < 8u; ++j) {
+                        const uint i = g * 8u + j;  /* the element in the chunk */
+                        uint q = (wq[r][(i / 2u) / 4u] >> (((i / 2u) % 4u) * 8u + 4u - (i % 2u) * 4u)) & 15u;
+                        v[r][j] = lut[q];
+                    }
                 }
-            }
-            for (uint m = 0; m < 1u; ++m) {
-                const uchar* xp = x + ((size_t)m * K + k0) * 2u;
-                uint xw[16];
+                float xf[8];
+                const uchar* xp = x + ((size_t)k0 + g * 8u) * 2u;
+                uint xw[4];
                 const uint4 xw_v0 = ((const uint4*)xp)[0];
                 xw[0] = xw_v0.x; xw[1] = xw_v0.y; xw[2] = xw_v0.z; xw[3] = xw_v0.w;
-                const uint4 xw_v1 = ((const uint4*)xp)[1];
-                xw[4] = xw_v1.x; xw[5] = xw_v1.y; xw[6] = xw_v1.z; xw[7] = xw_v1.w;
-                const uint4 xw_v2 = ((const uint4*)xp)[2];
-                xw[8] = xw_v2.x; xw[9] = xw_v2.y; xw[10] = xw_v2.z; xw[11] = xw_v2.w;
-                const uint4 xw_v3 = ((const uint4*)xp)[3];
-                xw[12] = xw_v3.x; xw[13] = xw_v3.y; xw[14] = xw_v3.z; xw[15] = xw_v3.w;
-                float xf[32];
-                for (uint i = 0; i < 32u; ++i) {
-                    xf[i] = qk_bf16_to_f32((ushort)(xw[i / 2u] >> (16u * (i % 2u))));
-                }
+                for (uint j = 0; j < 8u; ++j) xf[j] = qk_bf16_to_f32((ushort)(xw[j / 2u] >> (16u * (j % 2u))));
                 for (uint r = 0; r < 2u; ++r) {
-                    float part = 0.0f;
-                    for (uint i = 0; i < 32u; ++i) part += v[r][i] * xf[i];
-                    acc[r][m] += part * sr[r];
+                    for (uint j = 0; j < 8u; ++j) part[r] += v[r][j] * xf[j];
                 }
+            }
+            for (uint r = 0; r < 2u; ++r) {
+                acc[r][0] += part[r] * sr[r];
             }
         }
     }

@@ -72,6 +72,7 @@ void gemv_q4_1_f16_mmax8(
                 w[3] = ((__global const uint*)cp)[3];
                 for (uint k = 0; k < 4u; ++k) wq[r][k] = w[k];
             }
+            /* M > 1: the whole chunk decoded once for every row of x */
             float v[4][32];
             for (uint r = 0; r < 4u; ++r) {
                 for (uint i = 0; i < 32u; ++i) {

@@ -93,8 +93,16 @@ def _context(req: Request) -> dict:
     return dict(ept=ept, chunk_bytes=chunk_bytes, chunk_vars=chunk_vars, code_align=align, code_at=locate(fmt, i) if slotted else chunk_code_at(req, ept),
                 at=at, high=high, slotted=slotted, tables=tables,
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
-                whole=whole, x_size=x_size, x_bytes=ept * x_size, wg=wg, stage_x=bool(stage), prefetch=prefetch,
+                whole=whole, x_size=x_size, x_bytes=ept * x_size, group=GROUP if ept % GROUP == 0 else ept, wg=wg, stage_x=bool(stage), prefetch=prefetch,
                 xs="scratch" if local_sums else "xs", **(stage or {}))  # fmt: skip
+
+
+# At M = 1 a chunk is decoded and multiplied GROUP elements at a time (one word of 4-bit codes, 16
+# bytes of 16-bit x), so a lane group's rows need GROUP values each in registers, not a whole chunk,
+# and 4 rows fit where 2 did (runtime.paths.FLOAT_M1_KNOBS). M > 1 keeps the whole chunk decoded once
+# for every row of x: grouped, q8_0 f16 x at M = 8 took 73.6 us, not 63.4 (NVIDIA H200, 2026-11-28,
+# run 159, sweep 58, kernel alone, cold).
+GROUP = 8
 
 
 def _chunk_stride(ept: int) -> int:

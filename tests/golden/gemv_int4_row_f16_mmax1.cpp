@@ -23,10 +23,10 @@ static inline float qk_f16_to_f32(ushort h) { return (float)sycl::bit_cast<sycl:
 static inline sycl::half qk_half(uint bits) { return sycl::bit_cast<sycl::half>((ushort)bits); }
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 1, accumulated in f32.
-   Each row n of W is reduced by 16 lanes (a sub-group).
-   A lane group takes 2 consecutive rows, 4 groups per work-group: every activation
-   chunk it loads serves all 2 rows. Lane l takes chunks l, l + 16, ... of 32 elements:
-   one load of 16 code bytes per row, decoded in registers, never written to memory. */
+   A team of 32 lanes (2 lane groups of 16, sub-groups) takes 2 consecutive rows,
+   4 teams per work-group: every activation chunk a lane loads serves all 2 rows.
+   Team lane l takes chunks l, l + 32, ... of 32 elements: one load of 16 code bytes per
+   row, decoded in registers, never written to memory. */
 extern "C"
 SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::nd_range_kernel<1>))
 SYCL_EXT_ONEAPI_FUNCTION_PROPERTY((syclexp::sub_group_size<16>))

@@ -165,10 +165,10 @@ __device__ const float TABLE2[256] = {
 };
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 1, accumulated in f32.
-   Each row n of W is reduced by 32 lanes (a sub-group).
-   A lane group takes 2 consecutive rows, 2 groups per work-group: every activation
-   chunk it loads serves all 2 rows. Lane l takes chunks l, l + 32, ... of 32 elements:
-   one load of 16 code bytes per row, decoded in registers, never written to memory. */
+   A team of 64 lanes (2 lane groups of 32, sub-groups) takes 2 consecutive rows,
+   2 teams per work-group: every activation chunk a lane loads serves all 2 rows.
+   Team lane l takes chunks l, l + 64, ... of 32 elements: one load of 16 code bytes per
+   row, decoded in registers, never written to memory. */
 extern "C" __global__
 __launch_bounds__(128)
 void gemv_nf4_nested_bs64_bf16_mmax1(

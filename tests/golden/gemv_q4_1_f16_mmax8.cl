@@ -25,10 +25,10 @@ inline float qk_f16_to_f32(ushort h) {
 }
 
 /* y[m, n] = sum_k x[m, k] * W[n, k] for m < M <= 8, accumulated in f32.
-   Each row n of W is reduced by 32 lanes (a local-memory tree).
-   A lane group takes 4 consecutive rows, 2 groups per work-group: every activation
-   chunk it loads serves all 4 rows. Lane l takes chunks l, l + 32, ... of 32 elements:
-   one load of 16 code bytes per row, decoded in registers, never written to memory. */
+   A team of 64 lanes (2 lane groups of 32, summed in local memory) takes 4 consecutive rows,
+   2 teams per work-group: every activation chunk a lane loads serves all 4 rows.
+   Team lane l takes chunks l, l + 64, ... of 32 elements: one load of 16 code bytes per
+   row, decoded in registers, never written to memory. */
 __kernel
 __attribute__((reqd_work_group_size(128, 1, 1)))
 void gemv_q4_1_f16_mmax8(

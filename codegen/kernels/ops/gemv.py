@@ -12,6 +12,13 @@ from ..source import Arg
 from .dequantize import chunk_code_at, chunk_start, chunking, decodes
 from .spec import LOCAL_BYTES, MAX_M, part_index, OpSpec, Output, Request, lanes_of, table_locals, weight_args
 
+# At M = 1 a chunk is decoded and multiplied GROUP elements at a time (one word of 4-bit codes, 16
+# bytes of 16-bit x), so a lane group's rows need GROUP values each in registers, not a whole chunk,
+# and 4 rows fit where 2 did (runtime.paths.FLOAT_M1_KNOBS). M > 1 keeps the whole chunk decoded once
+# for every row of x: grouped, q8_0 f16 x at M = 8 took 73.6 us, not 63.4 (NVIDIA H200, 2026-11-28,
+# run 159, sweep 58, kernel alone, cold).
+GROUP = 8
+
 
 def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
     """The float64 product x @ W.T of f32 activations x [M, K] and the dequantized weight."""
@@ -95,14 +102,6 @@ def _context(req: Request) -> dict:
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
                 whole=whole, x_size=x_size, x_bytes=ept * x_size, group=GROUP if ept % GROUP == 0 else ept, wg=wg, stage_x=bool(stage), prefetch=prefetch,
                 xs="scratch" if local_sums else "xs", **(stage or {}))  # fmt: skip
-
-
-# At M = 1 a chunk is decoded and multiplied GROUP elements at a time (one word of 4-bit codes, 16
-# bytes of 16-bit x), so a lane group's rows need GROUP values each in registers, not a whole chunk,
-# and 4 rows fit where 2 did (runtime.paths.FLOAT_M1_KNOBS). M > 1 keeps the whole chunk decoded once
-# for every row of x: grouped, q8_0 f16 x at M = 8 took 73.6 us, not 63.4 (NVIDIA H200, 2026-11-28,
-# run 159, sweep 58, kernel alone, cold).
-GROUP = 8
 
 
 def _chunk_stride(ept: int) -> int:

@@ -154,6 +154,8 @@ def test_cpu_gemv_run(tmp_path):
         for m in (1, 3):
             for dt in ("bf16", "f16"):
                 want.append((fmt, var, m, dt, "qkgen", "float"))
+                if fmt == "nf4" and m == 1 and dt == "f16":  # f16 arithmetic there, no bf16's
+                    want.append((fmt, var, m, dt, "qkgen pairs", "pairs"))
                 if int8 and fmt == "q4_0":
                     want.append((fmt, var, m, dt, "qkgen int8dot", "int8dot"))
     rows = rep["rows"]
@@ -275,8 +277,8 @@ def test_gemv_path_sets_on_the_cpu_device(path, fragments, monkeypatch):
     assert launches.time_ms() > 0
     check = gemv_case.gemv_checker(x, qkgen_impl.dequantize_host(qt), "f32")
     assert check(dev.download(y, "f32", 3 * 40)) < harness.CHECK_REL_TOL
-    assert qkgen_impl.GemvPath.applies(qt, 320, "int8mma", dev.target) is False  # no warp matrix instructions
-    assert qkgen_impl.GemvPath.applies(qt, 320, "int8dot", dev.target)
+    assert qkgen_impl.GemvPath.applies(qt, 320, "int8mma", dev.target, "f32", 1) is False  # no warp matrix instructions
+    assert qkgen_impl.GemvPath.applies(qt, 320, "int8dot", dev.target, "f32", 1)
 
 
 def test_mma_path_with_x_rounded_first_times_both_launches(monkeypatch):

@@ -123,11 +123,11 @@ def _render(op: str, fmt: Format | None, t: Target, dtype: str, blocksize: int |
     named = {k: ctx[k] for k in spec.name_params}
     named.update({k: v for k, v in given.items() if k not in named})  # whatever the caller set is named
     name = kernel_name(op, fmt, dtype, bs, nested, scale_mode, named)
-    # on/off knobs (stage_x, local_sums, lane_group, word_loads, prefetch) are in the header where on
+    # on/off knobs (stage_x, local_sums, lane_group, word_loads, prefetch, pairs) are in the header where on
     row = {"blocksize": bs, "nested": nested, "scale_mode": scale_mode} if fmt is not None else {}
     params = {"dtype": dtype, **row,
               **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "tiles", "fast_decode", "lanes", "per_lane") if k in ctx},
-              **{k: True for k in ("stage_x", "local_sums", "lane_group", "word_loads", "prefetch") if ctx.get(k)}, "wg": wg}  # fmt: skip
+              **{k: True for k in ("stage_x", "local_sums", "lane_group", "word_loads", "prefetch", "pairs") if ctx.get(k)}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
     body = ENV.get_template(spec.template).render(
         name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,

@@ -19,6 +19,7 @@ from ..errors import QKGenValueError
 from ..formats import QTensor, family_of, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import MAX_M, get_op
+from ..kernels.ops.gemv import pairs_apply
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
@@ -26,13 +27,13 @@ from ..kernels.ops.int8frag_sub import frag_sub_bytes
 from ..kernels.ops.round_f16 import MAX_VALUES as ROUND_MAX_VALUES
 from ..formats.layout import check_layout
 from .paths import (default_int8mma_layout, default_lane_group, default_layout, default_path, default_round_x,
-                    default_x_planes, float_knobs, int8frag_knobs, mma_knobs)
+                    default_x_planes, float_knobs, int8frag_knobs, mma_knobs, pairs_knobs)
 from .plan import Bound, Plan, ready
 
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
 # tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
 MAX_DIM = 2**32 - 1
-PATHS = ("float", "int8dot", "int8mma", "mma")
+PATHS = ("float", "pairs", "int8dot", "int8mma", "mma")
 _CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
 _PLANES = "_qkgen_planes"  # a QTensor's own cache of its planes layout, per device
 _FRAGMENTS = "_qkgen_fragments"  # and of its fragments layout (the int8mma path's, ops/int8frag.py)
@@ -186,14 +187,14 @@ def _check_k(k: int, multiple: int, what: str) -> None:
 def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | None = None, device: Any = None,
                fast_decode: bool = True, layout: str | None = None,
                round_x: bool | None = None) -> tuple[list[Plan], dict]:  # fmt: skip
-    """The plans of y = x @ W.T on `path` (float: one kernel; int8dot: quantize_q8_1 then
-    gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the one measured faster,
-    runtime.paths) and the launch sizes; what gemv and the bench share. layout (int8dot): "blocks"
-    or "planes" (W from weight_planes, x quantized to q8_1 planes); int8mma: "blocks" or "fragments"
-    (W from weight_fragments, read by gemv_int8frag); None: runtime.paths' default for the format
-    and device. round_x (the mma path, f32 x): round x to f16 once (round_to_f16) before gemv_mma
-    rather than in every work-group; the same y bit for bit. None: where runtime.paths measured it
-    faster."""
+    """The plans of y = x @ W.T on `path` (float: one kernel; pairs: that kernel by byte pairs;
+    int8dot: quantize_q8_1 then gemv_int8dot; int8mma: quantize_q8_1 then gemv_int8mma; None: the
+    one measured faster, runtime.paths) and the launch sizes; what gemv and the bench share. layout
+    (int8dot): "blocks" or "planes" (W from weight_planes, x quantized to q8_1 planes); int8mma:
+    "blocks" or "fragments" (W from weight_fragments, read by gemv_int8frag); None: runtime.paths'
+    default for the format and device. round_x (the mma path, f32 x): round x to f16 once
+    (round_to_f16) before gemv_mma rather than in every work-group; the same y bit for bit. None:
+    where runtime.paths measured it faster."""
     if path is not None and path not in PATHS:
         raise QKGenValueError(f"path: {path!r}; allowed: {', '.join(PATHS)}")
     if layout is not None and layout != "fragments":
@@ -207,7 +208,11 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     sizes.update(N=n_out, K=k, M=m)
     if path is None:
         path = default_path(dev.target, qt.format, m, dtype)
-    if path in ("float", "mma") and layout not in (None, "blocks"):
+    if path == "pairs" and not pairs_apply(qt.format, dtype, dev.target, m):
+        raise QKGenValueError(f"path: 'pairs' with {qt.describe()}, {dtype} x, M = {m} on {dev.target.name}; allowed: "
+                              "nf4 or fp4 at M = 1 with f16 x where the device has f16 arithmetic, bf16 x where it "
+                              "has bf16's")  # fmt: skip
+    if path in ("float", "pairs", "mma") and layout not in (None, "blocks"):
         raise QKGenValueError(f"layout: {layout!r}; the {path} path reads the blocks; allowed: blocks (the int8dot "
                               "path also reads planes, the int8mma path fragments)")  # fmt: skip
     if round_x is not None and not isinstance(round_x, bool):
@@ -215,8 +220,12 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     if round_x and (path != "mma" or dtype != "f32"):
         raise QKGenValueError(f"round_x: True with path {path!r} and {dtype} x; allowed: True only on the mma "
                               "path with f32 x")  # fmt: skip
-    if path == "float":
-        knobs = float_knobs(dev.target, qt.format, m, dtype)  # shapes measured faster on this kind of device
+    if path in ("float", "pairs"):
+        # shapes measured faster on this kind of device
+        if path == "pairs":
+            knobs = {**pairs_knobs(dev.target, qt.format, dtype), "pairs": True}
+        else:
+            knobs = float_knobs(dev.target, qt.format, m, dtype)
         if not fast_decode:
             knobs["fast_decode"] = False
         plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,
@@ -351,7 +360,11 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
 
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
-    f32; path "int8dot" (GGUF formats) quantizes x to q8_1 first and uses 4-way int8 dot products;
+    f32; path "pairs" (nf4 and fp4 at M = 1 with f16 or bf16 x, where the device has that type's
+    arithmetic) is the float path's kernel looking up each code byte's two values as one pair of x's
+    type and multiplying it with x's pair there, a word's 4 products added in that type before f32
+    (about twice the float path's error); path "int8dot" (GGUF formats) quantizes x to q8_1 first
+    and uses 4-way int8 dot products;
     path "int8mma" (q4_0 .. q8_0) computes the same integer sums by int8 warp matrix instructions
     (tensor cores on CUDA sm_80+; elsewhere through local memory, slowly), one for all rows of x;
     path "mma" (rows with one scale per block) rounds each decoded weight to x's 16-bit type (f16

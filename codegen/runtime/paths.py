@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from ..formats import Format
 from ..kernels.ops import MAX_M
+from ..kernels.ops.gemv import pairs_apply
 from ..kernels.ops.int8dot import is_int8dot_weight
 from ..kernels.target import Target
 
@@ -279,6 +280,19 @@ FLOAT_M1_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingPro
 })  # fmt: skip
 
 
+# The pairs path (the float GEMV with pairs=True: M = 1, 16-bit x, nf4 and fp4; ops/gemv.py): (device
+# kind, x dtype) -> row -> its render knobs, and the rows for which it is the default at M = 1
+# because it was measured faster than the float path. Products in x's 16-bit type: about twice the
+# float path's relative error (check.gemv_error's pairs bound); path="float" keeps f32 products.
+PAIRS_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({})
+FASTER_PAIRS: MappingProxyType[tuple[str, str], frozenset[str]] = MappingProxyType({})
+
+
+def pairs_knobs(target: Target, fmt: Format, dtype: str) -> dict:
+    """The pairs path's render knobs for this row and x dtype on this kind of device ({}: the op's defaults)."""
+    return dict(PAIRS_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, {}))
+
+
 def float_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
     """The float GEMV's render knobs for this row, M and x dtype on this kind of device ({}: its defaults)."""
     if m != 1:
@@ -352,13 +366,15 @@ def default_int8mma_layout(target: Target, fmt: Format) -> str:
 
 
 def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
-    """"mma", "int8mma" or "int8dot" where it was measured faster on this kind of device, else "float"."""
+    """"mma", "int8mma", "pairs" or "int8dot" where it was measured faster on this kind of device, else "float"."""
     table = FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA
     kind = device_kind(target)
     if target.mma and m >= table.get(kind, {}).get(fmt.name, MAX_M + 1):
         return "mma"
     if target.mma and m >= FASTER_INT8MMA.get((kind, dtype == "f32"), {}).get(fmt.name, MAX_M + 1):
         return "int8mma"
+    if m == 1 and fmt.name in FASTER_PAIRS.get((kind, dtype), frozenset()) and pairs_apply(fmt, dtype, target):
+        return "pairs"
     if not is_int8dot_weight(fmt):
         return "float"
     fast = FASTER_INT8DOT.get((kind, m > 1, dtype == "f32"), frozenset())

@@ -90,10 +90,15 @@ def gemv_x(rng: np.random.Generator, m: int, k: int, dtype: str) -> np.ndarray:
     return reference.round_to(x, dtype) if dtype != "f32" else x
 
 
-def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = False,
+               pairs: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight (both
     rounded to the 16-bit product type first where `rounded`: the mma path's), the worst-case f32
-    accumulation bound plus half an ulp of the output dtype."""
+    accumulation bound plus half an ulp of the output dtype. pairs (the pairs path): plus the
+    16-bit part, where each code value is rounded to x's type (u, its unit roundoff) and 4 products
+    add up there in 4 roundings: at most (u + 4u / (1 - 4u)) < 6u of their magnitudes, and below
+    the normal range an absolute 2^-25 a rounding (f16 subnormals), times the block's scale (at most
+    2 |w| for a code of magnitude 1, the row's largest)."""
     xf = host_f32(x, dtype).astype(np.float64)
     w = reference.dequantize(qt).astype(np.float64)
     if rounded:  # both operands in the 16-bit type the products take
@@ -102,6 +107,9 @@ def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = Fal
         xf, w = round_16(xf, product_type(dtype)), round_16(w, product_type(dtype))
     ref = xf @ w.T
     bound = 2 * w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + OUT_EPS[dtype] * np.abs(ref)
+    if pairs:
+        u = OUT_EPS[dtype]  # the unit roundoff of x's 16-bit type (half an ulp of 1)
+        bound += 6 * u * (np.abs(xf) @ np.abs(w).T) + w.shape[1] * 2.0**-25 * 2 * np.abs(w).max(axis=1)
     return np.abs(host_f32(np.asarray(y), dtype).astype(np.float64) - ref), bound
 
 

@@ -23,7 +23,7 @@ from ... import dtypes
 from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
 from . import loads
-from .half2 import HALF2
+from .half2 import HALF2, PairArithmetic
 from .int8 import DOT4_PORTABLE, LUT16X8_PORTABLE
 
 MAX_COLUMNS = 120  # generated lines stay within this width
@@ -52,7 +52,7 @@ def half_bits(v: float) -> int:
 
 
 @dataclass(frozen=True)
-class Dialect:
+class Dialect(PairArithmetic):
     """Base dialect. Subclasses fill the class-level tables; instances carry device capabilities."""
 
     name: ClassVar[str]
@@ -432,14 +432,6 @@ class Dialect:
         four uint words (`table`, C literals; entry e is byte e % 4 of word e / 4): uint lo gets the
         entries of the bytes' low nibbles, hi those of their high nibbles, one byte each."""
         return f"qk_lut16x8({w}, {', '.join(table)}, &{lo}, &{hi});"
-
-    def sub_f16x2(self, a: str, b: str) -> str:
-        """The f16 pair a - b of uint pairs (exact results only: see _HALF2)."""
-        return f"qk_hsub2({a}, {b})"
-
-    def mul_f16x2(self, a: str, b: str) -> str:
-        """The f16 pair a * b of uint pairs, each half rounded once."""
-        return f"qk_hmul2({a}, {b})"
 
     def pack_x2(self, dtype: str, lo: str, hi: str) -> str:
         """uint bits of the f16 or bf16 pair (lo, hi), each rounded to nearest even, lo in bits 0-15."""

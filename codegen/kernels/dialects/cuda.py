@@ -38,6 +38,26 @@ __device__ __forceinline__ uint qk_h{op}2(uint a, uint b) {{
     const __half2 r = __h{op}2(*(const __half2*)&a, *(const __half2*)&b);
     return *(const uint*)&r;
 }}""" for op, sym in (("sub", "-"), ("mul", "*"))},
+    # the byte-pair GEMV's products: f16 pairs (sm_53 on), bf16 pairs (sm_80 on)
+    "qk_hfma2": """\
+/* the f16 pair a * b + c, each half rounded once (half2 fma) */
+__device__ __forceinline__ uint qk_hfma2(uint a, uint b, uint c) {
+    const __half2 r = __hfma2(*(const __half2*)&a, *(const __half2*)&b, *(const __half2*)&c);
+    return *(const uint*)&r;
+}""",
+    "qk_bmul2": """\
+/* the bf16 pair a * b, each half rounded once (bfloat162 mul) */
+__device__ __forceinline__ uint qk_bmul2(uint a, uint b) {
+    const __nv_bfloat162 r = __hmul2(*(const __nv_bfloat162*)&a, *(const __nv_bfloat162*)&b);
+    return *(const uint*)&r;
+}""",
+    "qk_bfma2": """\
+/* the bf16 pair a * b + c, each half rounded once (bfloat162 fma) */
+__device__ __forceinline__ uint qk_bfma2(uint a, uint b, uint c) {
+    const __nv_bfloat162 r = __hfma2(*(const __nv_bfloat162*)&a, *(const __nv_bfloat162*)&b,
+                                     *(const __nv_bfloat162*)&c);
+    return *(const uint*)&r;
+}""",
     **{f"qk_mma_{t}": f"""\
 /* c += a . b over one warp's fragments: PTX mma m16n8k16, {t} products added in f32. Lane l holds
    a's rows l / 4 and l / 4 + 8 and b's column l / 4 (the kernel's comment says which elements) */
@@ -144,7 +164,7 @@ class CUDADialect(PTXMatrixProducts, Dialect):
         lines = []
         if text is None or any(n in text for n in _FP16_NAMES):
             lines.append("#include <cuda_fp16.h>")
-        if text is None or "__bfloat16" in text or "__float2bfloat16" in text:
+        if text is None or "__bfloat16" in text or "__float2bfloat16" in text or "__nv_bfloat16" in text:
             lines.append("#include <cuda_bf16.h>")
         return "\n".join(lines + self._typedefs(text))
 

@@ -1,5 +1,6 @@
-"""Helpers of f16 pair arithmetic written once in the C subset ({inline} is the dialect's spelling),
-for dialects without native half2 instructions (CUDA spells them natively)."""
+"""16-bit pair arithmetic: the dialects' spellings of it (PairArithmetic, a part of every Dialect) and
+the helpers of f16 pairs written once in the C subset ({inline} is the dialect's spelling), for
+dialects without native half2 instructions (CUDA spells them natively)."""
 
 # f16 pair arithmetic where the f32 result is exact (codes as 1024 + q, f16 d times a small integer):
 # one rounding to f16 either way, so these equal native half2 instructions bit for bit.
@@ -10,3 +11,24 @@ HALF2 = {op: f"""\
     const float hi = qk_f16_to_f32((ushort)(a >> 16)) {sym} qk_f16_to_f32((ushort)(b >> 16));
     return (uint)qk_f32_to_f16(lo) | ((uint)qk_f32_to_f16(hi) << 16);
 }}""" for op, sym in (("sub", "-"), ("mul", "*"))}
+
+
+class PairArithmetic:
+    """Operations on f16 or bf16 pairs held as uint bits (lo in bits 0-15), as helper calls."""
+
+    def sub_f16x2(self, a: str, b: str) -> str:
+        """The f16 pair a - b of uint pairs (exact results only: see HALF2)."""
+        return f"qk_hsub2({a}, {b})"
+
+    def mul_f16x2(self, a: str, b: str) -> str:
+        """The f16 pair a * b of uint pairs, each half rounded once."""
+        return f"qk_hmul2({a}, {b})"
+
+    def mul_x2(self, dtype: str, a: str, b: str) -> str:
+        """The f16 or bf16 pair a * b of uint pairs, each half rounded once (bf16: where t.bf16)."""
+        return self.mul_f16x2(a, b) if dtype == "f16" else f"qk_bmul2({a}, {b})"
+
+    def fma_x2(self, dtype: str, a: str, b: str, c: str) -> str:
+        """The f16 or bf16 pair a * b + c of uint pairs, each half rounded once (one fused
+        multiply-add; needs the pair arithmetic: t.fp16, t.bf16)."""
+        return f"qk_{'h' if dtype == 'f16' else 'b'}fma2({a}, {b}, {c})"

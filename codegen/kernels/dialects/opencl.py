@@ -117,6 +117,9 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
                              "    return vload_half(0, (__private const half*)b);\n}",
             "qk_half": "/* the half with these bits (needs cl_khr_fp16) */\n"
                        "inline half qk_half(uint bits) { return as_half((ushort)bits); }",
+            "qk_hfma2": "/* the f16 pair a * b + c, each half rounded once (needs cl_khr_fp16) */\n"
+                        "inline uint qk_hfma2(uint a, uint b, uint c) {\n"
+                        "    return as_uint(fma(as_half2(a), as_half2(b), as_half2(c)));\n}",
             **(_F16_PTX if self.target.inline_ptx else {}),
             **(_HALF2_PTX if self.target.inline_ptx and _sm(self.target.arch) >= 53 else {}),
             **({"qk_dp4a": _DP4A_PTX} if self.target.inline_ptx else {}),
@@ -131,7 +134,7 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
 
     def prelude_head(self, text: str | None) -> str:
         lines = []
-        if text is None or "qk_half(" in text:
+        if text is None or "qk_half(" in text or "qk_hfma2(" in text:
             lines.append("#pragma OPENCL EXTENSION cl_khr_fp16 : enable")
         lines.append("#pragma OPENCL FP_CONTRACT OFF")
         return "\n".join(lines)

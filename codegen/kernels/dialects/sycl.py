@@ -19,6 +19,12 @@ static inline float qk_f16_to_f32(ushort h) { return (float)sycl::bit_cast<sycl:
     "qk_half": """\
 /* the half with these bits */
 static inline sycl::half qk_half(uint bits) { return sycl::bit_cast<sycl::half>((ushort)bits); }""",
+    "qk_hfma2": """\
+/* the f16 pair a * b + c, each half rounded once */
+static inline uint qk_hfma2(uint a, uint b, uint c) {
+    using h2 = sycl::vec<sycl::half, 2>;
+    return sycl::bit_cast<uint>(sycl::fma(sycl::bit_cast<h2>(a), sycl::bit_cast<h2>(b), sycl::bit_cast<h2>(c)));
+}""",
 }
 
 

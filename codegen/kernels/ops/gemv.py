@@ -19,6 +19,13 @@ from .spec import LOCAL_BYTES, MAX_M, part_index, OpSpec, Output, Request, lanes
 # run 159, sweep 58, kernel alone, cold).
 GROUP = 8
 
+# pairs (M = 1, 16-bit x, two 4-bit codes a byte): a byte of codes looks its two values up as one pair
+# of x's type, in a 256-entry table with a copy for each of up to PAIR_COPIES lanes (lane l reads copy
+# l, at bank l: no two lanes of a warp meet in a bank, whatever their bytes), and multiplies them with
+# x's pair in one instruction; a word's 4 products add up in that type, then in f32. Half the table
+# reads and multiplies of the float decode, at 16-bit products (check.gemv_error: pairs).
+PAIR_COPIES = 32
+
 
 def gemv_reference(qt, x: np.ndarray) -> np.ndarray:
     """The float64 product x @ W.T of f32 activations x [M, K] and the dequantized weight."""
@@ -64,11 +71,20 @@ def _context(req: Request) -> dict:
     # Lane groups sharing a row group, each taking every slices-th chunk of its rows.
     wg = req.pop_wg(256 if stage_x and mmax > 1 else 128, lanes * slices)
     tables, local_arrays = table_locals(req)
+    pairs = req.pop_bool("pairs", False)
+    copies = min(lanes, PAIR_COPIES)
+    if pairs:
+        _check_pairs(req, mmax, ept)
+        # the pair table replaces the code table's local copy (the constant TABLE stays: the fill reads it)
+        local_arrays = [Arg("pairs", "local", "u32", count=256 * copies) if a.name == "lut" else a
+                        for a in local_arrays]  # fmt: skip
     sums = rpw * mmax  # each lane's partial sums, one per row and activation row
     # local_sums: the team's sums added up in local memory (one barrier) rather than by sub-group
     # shuffles; where there are no sub-groups, always
     local_sums = req.pop_bool("local_sums", stage_x and mmax > 1) or not t.subgroups
     stage = stage_x and _stage_x(ept, x_size, lanes * slices, mmax)
+    if pairs and stage:
+        raise QKGenValueError("pairs: True reads x from global memory, in pairs; allowed: stage_x False with pairs")
     # prefetch: the next chunk's codes and scales loaded before this one's are decoded (two chunks'
     # loads in flight a lane); off by default until timed
     prefetch = req.pop_bool("prefetch", False)
@@ -101,7 +117,25 @@ def _context(req: Request) -> dict:
                 at=at, high=high, slotted=slotted, tables=tables,
                 args=args + local_arrays, lanes=lanes, team=lanes * slices, slices=slices, groups=wg // (lanes * slices), rpw=rpw, part_at=part_index(rpw, mmax), sums=sums, local_sums=local_sums, mmax=mmax, fast_decode=fast,
                 whole=whole, x_size=x_size, x_bytes=ept * x_size, group=GROUP if ept % GROUP == 0 else ept, wg=wg, stage_x=bool(stage), prefetch=prefetch,
+                pairs=pairs, copies=copies, pair_shift=(copies * 4).bit_length() - 1, pair_mask=255 * copies * 4,
                 xs="scratch" if local_sums else "xs", **(stage or {}))  # fmt: skip
+
+
+def pairs_apply(fmt, dtype: str, t, m: int = 1) -> bool:
+    """Whether the byte-pair decode (pairs) renders for this row, x dtype, target and M: a table row
+    of two codes a byte, 16-bit x with pair arithmetic on the target, M = 1."""
+    pair_math = t.fp16 if dtype == "f16" else t.bf16 if dtype == "bf16" else False
+    return m == 1 and fmt.code == "table" and fmt.per_byte == 2 and fmt.pack == "interleaved" and pair_math
+
+
+def _check_pairs(req: Request, mmax: int, ept: int) -> None:
+    fmt, t = req.fmt, req.target
+    if not pairs_apply(fmt, req.dtype, t, mmax):
+        raise QKGenValueError(f"pairs: True with {fmt.name}, {req.dtype} x, mmax {mmax} on {t.name}; allowed: a "
+                              "table row of two codes a byte (nf4, fp4), mmax 1, f16 x where the target has f16 "
+                              "arithmetic, bf16 x where it has bf16's")  # fmt: skip
+    if ept % GROUP:
+        raise QKGenValueError(f"ept: {ept}; allowed with pairs: a multiple of {GROUP} (a code word at a time)")
 
 
 def _chunk_stride(ept: int) -> int:

@@ -115,7 +115,7 @@ class GemvBench(BenchOp):
                       host=host("float"), host_note=host_note, default=default == "float")]  # fmt: skip
         extra: list[dict] = []
         for path in qkgen_impl.GEMV_PATHS:
-            if not qkgen_impl.GemvPath.applies(qt, k, path, dev.target):
+            if not qkgen_impl.GemvPath.applies(qt, k, path, dev.target, dtype, m):
                 continue
             try:
                 kern = qkgen_impl.GemvPath(dev, qt, x, dtype, path)
@@ -127,6 +127,8 @@ class GemvBench(BenchOp):
                 note += f"; the {kern.x_copy} copy of x ({kern.xq_bytes} B written and read) is not counted"
             if path == "mma":
                 note += "; W rounded to x's 16-bit type (f16 for f32 x)"
+            if path == "pairs":
+                note += "; products in x's 16-bit type, 4 added there before f32"
             impls.append(Impl(f"qkgen {path}", bound_set(kern), kernel=kern.name, path=path, note=note,
                               check=check, host=host(path), host_note=host_note, default=default == path))  # fmt: skip
             extra += kern.kernels

@@ -24,6 +24,7 @@ from ...kernels.ops import MAX_M, get_op
 from ...kernels.ops.int8dot import k_multiple
 from ...kernels.render import render
 from ...runtime import api
+from ...kernels.ops.gemv import pairs_apply
 from ...runtime.paths import default_path
 from ...runtime.plan import Plan, ready
 from ...runtime.quantize import quantize_device
@@ -172,11 +173,12 @@ class GemvFloat:
 
 # the GEMV paths besides float a case may time: path -> the ops of its product (the int8mma path of
 # the super-block rows is gemv_int8mma_sub's, or gemv_int8frag_sub's with W in fragments)
-GEMV_PATHS = {"int8dot": ("gemv_int8dot",), "int8mma": ("gemv_int8mma", "gemv_int8mma_sub"), "mma": ("gemv_mma",)}
+GEMV_PATHS = {"pairs": ("gemv",), "int8dot": ("gemv_int8dot",), "int8mma": ("gemv_int8mma", "gemv_int8mma_sub"),
+              "mma": ("gemv_mma",)}  # fmt: skip
 
 
 class GemvPath:
-    """qkgen's GEMV on `path` ("int8dot", "int8mma", "mma"): the plans api.gemv_plans makes for it
+    """qkgen's GEMV on `path` ("pairs", "int8dot", "int8mma", "mma"): the plans api.gemv_plans makes for it
     (the integer paths quantize x to q8_1 first; the mma path may round f32 x to f16 first), one
     set = all their launches. x_copy: what the first launch makes of x ("q8_1", "f16"; None where
     there is one launch), xq_bytes its size."""
@@ -194,11 +196,14 @@ class GemvPath:
                          "sha": p.ks.sha} for p in self._plans]  # fmt: skip
 
     @staticmethod
-    def applies(qt, k: int, path: str, target) -> bool:
-        """True when qt's format has this path, K fits it, and (int8mma, mma) the device has warp
-        matrix instructions (elsewhere those paths go through local memory: correct, not fast)."""
+    def applies(qt, k: int, path: str, target, dtype: str, m: int) -> bool:
+        """True when qt's format has this path, K fits it, (pairs) the row, x dtype and M take it
+        there, and (int8mma, mma) the device has warp matrix instructions (elsewhere those paths go
+        through local memory: correct, not fast)."""
         if not any(qt.format.name in get_op(op).formats() for op in GEMV_PATHS[path]):
             return False
+        if path == "pairs":
+            return pairs_apply(qt.format, dtype, target, m)
         if path == "mma":
             return target.mma
         return k % k_multiple(qt.format) == 0 and (path == "int8dot" or target.mma)

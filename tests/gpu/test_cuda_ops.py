@@ -72,6 +72,41 @@ def test_gemv_float_path(v, m, cuda_device):
     assert_close(y, x, qt, v["dtype"])
 
 
+PAIRS = [(name, kw, dtype, knobs) for name, kw in (("nf4", {"nested": True, "blocksize": 64}), ("nf4", {"blocksize": 64}),
+                                                  ("fp4", {"nested": True, "blocksize": 128}))
+         for dtype in ("f16", "bf16") for knobs in ({}, {"rpw": 4, "slices": 2, "wg": 256}, {"rpw": 8, "slices": 2})]
+
+
+@pytest.mark.parametrize("name, kw, dtype, knobs", PAIRS, ids=lambda v: str(v))
+def test_gemv_pairs(name, kw, dtype, knobs, cuda_device):
+    """pairs (the M = 1 float GEMV by byte pairs) on CUDA, within its 16-bit bound; 67 rows, K of a
+    step and a tail; outputs poisoned."""
+    from qkgen.runtime import plan as plan_mod
+    from qkgen.runtime.api import weight_values
+    from qkgen.tools.check import gemv_error
+
+    ks = render("gemv", name, cuda_device.target, dtype=dtype, mmax=1, pairs=True, **kw, **knobs)
+    step = ks.param("lanes") * ks.param("slices") * ks.param("ept")
+    k = step + 2 * max(ks.param("ept"), kw["blocksize"])
+    qt = sample(name, (N_ROWS, k), kw.get("nested", False), None, kw["blocksize"])
+    x = x_host(np.random.default_rng(5), 1, k, dtype)
+    before, plan_mod.POISON_OUTPUTS = plan_mod.POISON_OUTPUTS, True
+    try:
+        p = plan_mod.Plan(cuda_device, ks)
+        arrays, sizes = weight_values(qt)
+        sizes.update(N=N_ROWS, K=k, M=1)
+        ((ybuf, yarr, dt),) = p.outputs(sizes).values()
+        p.launch({**arrays, "x": x, "y": ybuf}, sizes)
+        y = cuda_device.download(yarr, dt, N_ROWS).reshape(1, N_ROWS)
+    finally:
+        plan_mod.POISON_OUTPUTS = before
+    err, bound = gemv_error(y, x, qt, dtype, pairs=True)
+    assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the pairs bound"
+    y_public = qkgen.gemv(qt, x, path="pairs", backend="cuda", device=0)
+    err, bound = gemv_error(y_public, x, qt, dtype, pairs=True)
+    assert not (err > bound).any()
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
 def test_gemv_torch_in_torch_out(dtype, torch_cuda):
     torch = torch_cuda

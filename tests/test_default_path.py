@@ -7,7 +7,7 @@ import pytest
 
 import qkgen
 from qkgen.kernels.target import get_target
-from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_INT8MMA, FASTER_MMA, FASTER_MMA_F32, default_path
+from qkgen.runtime.paths import FASTER_INT8DOT, FASTER_INT8MMA, FASTER_MMA, FASTER_MMA_F32, default_path, pairs_knobs
 
 
 def test_the_table_names_int8dot_formats_only():
@@ -136,3 +136,27 @@ def test_nvidia_opencl_f16_rows_follow_run_101():
     for fmt, paths in want.items():
         got = tuple(default_path(t, qkgen.formats.get(fmt), m, "f16") for m in (1, 2, 4, 8))
         assert got == paths, fmt
+
+
+@pytest.mark.parametrize("fmt", ["nf4", "fp4"])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_pairs_is_the_default_for_large_bitsandbytes_weights_at_m1_on_cuda(fmt, dtype):
+    row, cuda = qkgen.formats.get(fmt), get_target("cuda-sm90")
+    assert default_path(cuda, row, 1, dtype, 8192, 8192) == "pairs"
+    assert default_path(cuda, row, 1, dtype, 4096, 14336) == "pairs"
+    # small weights, no shape given, M > 1, f32 x, other devices: not pairs
+    assert default_path(cuda, row, 1, dtype, 2048, 8192) == "float"
+    assert default_path(cuda, row, 1, dtype, 4096, 4096) == "float"
+    assert default_path(cuda, row, 1, dtype) == "float"
+    assert default_path(cuda, row, 2, dtype, 8192, 8192) != "pairs"
+    assert default_path(cuda, row, 1, "f32", 8192, 8192) != "pairs"
+    assert default_path(get_target("opencl-intel-gpu"), row, 1, "f16", 8192, 8192) == "float"
+    assert default_path(get_target("cuda-sm90"), qkgen.formats.get("int4"), 1, dtype, 8192, 8192) == "float"
+
+
+@pytest.mark.parametrize("n, slices", [(4096, 4), (6144, 2), (8192, 2), (11008, 1), (14336, 1), (28672, 1)])
+def test_pairs_knobs_take_about_one_wave(n, slices):
+    # the slices sweep 64 measured fastest on an H200 (132 multiprocessors) for these row counts
+    assert pairs_knobs(get_target("cuda-sm90"), n, 132) == {"rpw": 4, "slices": slices, "wg": 256}
+    assert pairs_knobs(get_target("cuda-sm90"), n, None) == {}  # the device did not say
+    assert pairs_knobs(get_target("opencl-intel-gpu"), n, 132) == {}

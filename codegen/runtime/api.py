@@ -207,7 +207,7 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     _, sizes = weight_values(qt)
     sizes.update(N=n_out, K=k, M=m)
     if path is None:
-        path = default_path(dev.target, qt.format, m, dtype)
+        path = default_path(dev.target, qt.format, m, dtype, n_out, k)
     if path == "pairs" and not pairs_apply(qt.format, dtype, dev.target, m):
         raise QKGenValueError(f"path: 'pairs' with {qt.describe()}, {dtype} x, M = {m} on {dev.target.name}; allowed: "
                               "nf4 or fp4 at M = 1 with f16 x where the device has f16 arithmetic, bf16 x where it "
@@ -223,7 +223,7 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     if path in ("float", "pairs"):
         # shapes measured faster on this kind of device
         if path == "pairs":
-            knobs = {**pairs_knobs(dev.target, qt.format, dtype), "pairs": True}
+            knobs = {**pairs_knobs(dev.target, n_out, dev.info.details.get("SMs")), "pairs": True}
         else:
             knobs = float_knobs(dev.target, qt.format, m, dtype)
         if not fast_decode:

@@ -280,17 +280,38 @@ FLOAT_M1_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingPro
 })  # fmt: skip
 
 
-# The pairs path (the float GEMV with pairs=True: M = 1, 16-bit x, nf4 and fp4; ops/gemv.py): (device
-# kind, x dtype) -> row -> its render knobs, and the rows for which it is the default at M = 1
-# because it was measured faster than the float path. Products in x's 16-bit type: about twice the
-# float path's relative error (check.gemv_error's pairs bound); path="float" keeps f32 products.
-PAIRS_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({})
-FASTER_PAIRS: MappingProxyType[tuple[str, str], frozenset[str]] = MappingProxyType({})
+# The pairs path (the float GEMV with pairs=True: M = 1, 16-bit x, nf4 and fp4; ops/gemv.py). Products
+# in x's 16-bit type: about twice the float path's relative error (check.gemv_error's pairs bound);
+# path="float" keeps f32 products. On CUDA: 4 rows a lane group, wg 256, and as many slices (up to 4)
+# as keep the warps within about one wave, PAIRS_WAVE warps a SM (the pair table's 33 KB and 64
+# registers let 4 work-groups of 256 in). H200, sweeps 63-64 (runs 165-166, nf4 nested, kernel alone,
+# cold; docs/bench/2026-12-01-h200-session31.md), the float path at CUDA's M = 1 knobs -> pairs at
+# 1 / 2 / 4 slices: 4096 x 14336 bf16 19.6 -> 26.4 / 21.8 / 17.6 us; 6144 x 4096 f16 11.3 -> 11.8 / 10.0
+# / 13.3; 8192^2 f16 21.3 -> 19.9 / 18.2 / 21.9; 11008 x 4096 bf16 17.1 -> 14.2 / 18.5 / 20.6;
+# 14336 x 4096 f16 20.2 -> 17.6 / 19.5 / 25.2; 28672 x 4096 bf16 36.4 -> 28.9 / 37.3 / 47.4. Below
+# PAIRS_MIN_ROWS rows or PAIRS_MIN_WEIGHTS weights the float path stays the default: 2048 x 8192 f16 8.6
+# against 9.0 (4 slices), 4096^2 bf16 8.4 against 8.8.
+PAIRS_WAVE = 32
+PAIRS_MIN_ROWS, PAIRS_MIN_WEIGHTS = 4096, 1 << 24
+FASTER_PAIRS: MappingProxyType[tuple[str, str], frozenset[str]] = MappingProxyType(
+    {("cuda", dt): frozenset({"nf4", "fp4"}) for dt in ("f16", "bf16")})  # fmt: skip
 
 
-def pairs_knobs(target: Target, fmt: Format, dtype: str) -> dict:
-    """The pairs path's render knobs for this row and x dtype on this kind of device ({}: the op's defaults)."""
-    return dict(PAIRS_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, {}))
+def pairs_knobs(target: Target, n: int, sms: int | None) -> dict:
+    """The pairs path's render knobs for N rows on this kind of device with `sms` multiprocessors
+    ({}: the op's defaults, where none were measured)."""
+    if device_kind(target) != "cuda" or not sms:
+        return {}
+    teams, slices = -(-n // 4), 1
+    while slices < 4 and teams * slices * 2 <= PAIRS_WAVE * sms:
+        slices *= 2
+    return {"rpw": 4, "slices": slices, "wg": 256}
+
+
+def faster_pairs(target: Target, fmt: Format, m: int, dtype: str, n: int, k: int) -> bool:
+    """Whether the pairs path was measured faster than the float path for this row, shape and x."""
+    big = n >= PAIRS_MIN_ROWS and n * k > PAIRS_MIN_WEIGHTS
+    return big and fmt.name in FASTER_PAIRS.get((device_kind(target), dtype), ()) and pairs_apply(fmt, dtype, target, m)
 
 
 def float_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
@@ -365,15 +386,16 @@ def default_int8mma_layout(target: Target, fmt: Format) -> str:
     return "fragments" if fmt.name in INT8MMA_FRAGMENTS.get(device_kind(target), frozenset()) else "blocks"
 
 
-def default_path(target: Target, fmt: Format, m: int, dtype: str) -> str:
-    """"mma", "int8mma", "pairs" or "int8dot" where it was measured faster on this kind of device, else "float"."""
+def default_path(target: Target, fmt: Format, m: int, dtype: str, n: int = 0, k: int = 0) -> str:
+    """"mma", "int8mma", "pairs" or "int8dot" where it was measured faster on this kind of device for
+    M and (pairs) the weight's shape [n, k], else "float"."""
     table = FASTER_MMA_F32 if dtype == "f32" else FASTER_MMA
     kind = device_kind(target)
     if target.mma and m >= table.get(kind, {}).get(fmt.name, MAX_M + 1):
         return "mma"
     if target.mma and m >= FASTER_INT8MMA.get((kind, dtype == "f32"), {}).get(fmt.name, MAX_M + 1):
         return "int8mma"
-    if m == 1 and fmt.name in FASTER_PAIRS.get((kind, dtype), frozenset()) and pairs_apply(fmt, dtype, target):
+    if faster_pairs(target, fmt, m, dtype, n, k):
         return "pairs"
     if not is_int8dot_weight(fmt):
         return "float"

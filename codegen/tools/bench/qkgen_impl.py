@@ -239,7 +239,7 @@ def native_qtensor(qt, native):
 
 def default_gemv_path(dev, qt, m: int, dtype: str) -> str:
     """The path qkgen.gemv takes on dev when not told one."""
-    return default_path(dev.target, qt.format, m, dtype)
+    return default_path(dev.target, qt.format, m, dtype, *qt.shape)
 
 
 def gemv_call(qt_dev, x_dev, path: str, backend: str, device: Any):

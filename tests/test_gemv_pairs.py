@@ -19,7 +19,7 @@ from qkgen.kernels.target import PROFILES
 from qkgen.runtime import api
 from qkgen.tools import check
 
-from .test_cuda_compile import assert_build_without_warnings
+from .test_cuda_compile import ARCHES, assert_build_without_warnings
 from .test_gemv_stage_x import _case, _device, _run, devices  # noqa: F401 (a fixture)
 from .test_generated_source import assert_read_well
 
@@ -121,5 +121,6 @@ def test_pairs_cuda_source(dtype):
     assert ks.source.count(pair + "(*") == 3 and "__shared__ uint pairs[8192];" in ks.source
     assert "wv << 7 & 0x7f80u | lane4" in ks.source  # byte 0's entry of lane copy lane4 / 4
     assert_read_well("cuda-sm90", [ks])
-    if find_nvcc():
-        assert_build_without_warnings([ks])
+    if find_nvcc():  # every architecture of the compile matrix (bf16 pairs: sm_80 on, as all of them)
+        for arch in ARCHES:
+            assert_build_without_warnings([ks], arch)

@@ -1,6 +1,7 @@
-"""Build sweep cases: the float GEMV at M = 1 with a byte-pair table (what-if)."""
+"""Sweep 60's cases (run 162): the float GEMV at M = 1 with a byte-pair table, as a what-if patch of the
+rendered CUDA source (before the template had pairs). argv[1]: the JSON to write (gemv_sweep.py's
+input). Needs qkgen importable (the project's .venv)."""
 import json, sys, re
-sys.path.insert(0, "/work/main")
 from qkgen.kernels.render import render
 
 def kernel_src(dtype, rpw, slices, wg=128, nested=True, fmt="nf4"):

@@ -124,3 +124,17 @@ def test_pairs_cuda_source(dtype):
     if find_nvcc():  # every architecture of the compile matrix (bf16 pairs: sm_80 on, as all of them)
         for arch in ARCHES:
             assert_build_without_warnings([ks], arch)
+
+
+def test_qkgen_check_covers_pairs(monkeypatch):
+    """`qkgen check`'s float GEMV check runs the pairs path too where the device takes it (f16 x on
+    Intel's CPU OpenCL), not where it does not (bf16 x there)."""
+    calls = []
+    gemv = api.gemv
+    monkeypatch.setattr(api, "gemv", lambda *a, **k: (calls.append(k.get("path")), gemv(*a, **k))[1])
+    v = {"op": "gemv", "format": "nf4", "dtype": "f16", "blocksize": 64, "nested": True, "mmax": 1}
+    ok, err = check._check_gemv(v, F.get("nf4"), np.random.default_rng(0), "opencl", None)
+    assert ok and err > 0 and calls == ["float", "pairs"]
+    calls.clear()
+    ok, _ = check._check_gemv({**v, "dtype": "bf16"}, F.get("nf4"), np.random.default_rng(0), "opencl", None)
+    assert ok and calls == ["float"]

@@ -70,6 +70,11 @@ def _open(backend: str | None, device: Any):
     return dev
 
 
+def device_target(backend: str | None = None, device: Any = None):
+    """The Target of the device that calls with this backend and device run on (selection cached)."""
+    return _open(backend, device).target
+
+
 def _private_cache(qt: QTensor, name: str) -> dict:
     """A dict kept on the weight under `name` (its bound calls, its planes), made at first use."""
     cache = qt.__dict__.get(name)

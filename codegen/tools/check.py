@@ -18,6 +18,7 @@ from ..formats import Format, family_of, get
 from ..formats import reference
 from ..formats.reference import host_f32
 from ..kernels.ops import get_op
+from ..kernels.ops.gemv import pairs_apply
 from ..kernels.render import render
 from ..runtime import api, plan
 from .catalog import variants
@@ -122,7 +123,8 @@ def gemv_round_x(qt, x: np.ndarray, round_x: bool, backend=None, device=None) ->
 def _check_gemv(v: dict, fmt: Format, rng, backend, device, path: str = "float") -> tuple[bool, float]:
     """y = x @ W.T with M = 3 on `path`, within gemv_error's bound (the mma path's against W rounded
     to x's dtype, as that path takes it). x_rounded (the mma path, f32 x rounded by round_to_f16
-    first): also bit for bit the y of the one-kernel form."""
+    first): also bit for bit the y of the one-kernel form. The float path's M = 1 kernel by byte
+    pairs too (path "pairs", within its bound), where the device takes it."""
     qt = gemv_sample(fmt, rng, v, op="gemv_mma" if path == "mma" else "gemv")
     x = gemv_x(rng, 3, qt.shape[1], v["dtype"])
     same = True
@@ -132,7 +134,12 @@ def _check_gemv(v: dict, fmt: Format, rng, backend, device, path: str = "float")
     else:
         y = api.gemv(qt, x, path=path, backend=backend, device=device)
     err, bound = gemv_error(y, x, qt, v["dtype"], rounded=path == "mma")
-    return bool(np.all(err <= bound)) and same, float(err.max())
+    ok, worst = bool(np.all(err <= bound)) and same, float(err.max())
+    if path == "float" and pairs_apply(fmt, v["dtype"], api.device_target(backend, device)):
+        y1 = api.gemv(qt, x[:1], path="pairs", backend=backend, device=device)
+        err, bound = gemv_error(y1, x[:1], qt, v["dtype"], pairs=True)
+        ok, worst = ok and bool(np.all(err <= bound)), max(worst, float(err.max()))
+    return ok, worst
 
 
 def _check_quantize_q8_1(v: dict, fmt: Format, rng, backend, device) -> tuple[bool, float]:

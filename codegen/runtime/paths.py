@@ -302,10 +302,11 @@ def pairs_knobs(target: Target, n: int, sms: int | None) -> dict:
     ({}: the op's defaults, where none were measured)."""
     if device_kind(target) != "cuda" or not sms:
         return {}
-    teams, slices = -(-n // 4), 1
+    rpw, slices = 4, 1
+    teams = -(-n // rpw)  # of `slices` warps each
     while slices < 4 and teams * slices * 2 <= PAIRS_WAVE * sms:
         slices *= 2
-    return {"rpw": 4, "slices": slices, "wg": 256}
+    return {"rpw": rpw, "slices": slices, "wg": 256}
 
 
 def faster_pairs(target: Target, fmt: Format, m: int, dtype: str, n: int, k: int) -> bool:

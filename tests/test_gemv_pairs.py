@@ -23,8 +23,9 @@ from .test_cuda_compile import ARCHES, assert_build_without_warnings
 from .test_gemv_stage_x import _case, _device, _run, devices  # noqa: F401 (a fixture)
 from .test_generated_source import assert_read_well
 
-ROWS = [("nf4", {"nested": True, "blocksize": 64}), ("nf4", {"blocksize": 64}), ("fp4", {"blocksize": 128})]
-KNOBS = [{}, {"rpw": 4, "slices": 2, "wg": 256}, {"rpw": 8, "slices": 2}]
+ROWS = [("nf4", {"nested": True, "blocksize": 64}), ("nf4", {"blocksize": 64}), ("fp4", {"blocksize": 128}),
+        ("int4", {"scale_mode": "row"}), ("int4", {"scale_mode": "group", "blocksize": 64})]
+KNOBS = [{}, {"rpw": 4, "slices": 2, "wg": 256}, {"rpw": 8, "slices": 2}, {"rpw": 4, "slices": 1, "wg": 256}, {}]
 CASES = [pytest.param(where, name, kw, knobs, id=f"{where}-{name}-{'-'.join(map(str, kw.values()))}-{i}")
          for where in ("opencl", "sycl") for (name, kw), (i, knobs) in zip(ROWS, enumerate(KNOBS))]  # fmt: skip
 
@@ -48,8 +49,8 @@ def test_pairs_match_reference(where, name, kw, knobs, devices, rng, poisoned):
     # not the float path's sums: the 16-bit products show (a kernel that ignored pairs would pass
     # the bound too, but give the float path's y)
     t = _device(devices, where)[1]
-    float_ks = render("gemv", name, t, dtype="f16", blocksize=kw["blocksize"], nested=kw.get("nested", False), mmax=1,
-                      **knobs)  # fmt: skip
+    float_ks = render("gemv", name, t, dtype="f16", blocksize=kw.get("blocksize"), nested=kw.get("nested", False),
+                      scale_mode=kw.get("scale_mode"), mmax=1, **knobs)  # fmt: skip
     plain = _run(dev, float_ks, qt, x, 1)
     assert not np.array_equal(y, plain)
     assert err.max() > 0
@@ -78,7 +79,7 @@ def test_pairs_public_call(rng):
 
 
 @pytest.mark.parametrize("name, kw, dtype, m, why", [
-    ("q4_0", {}, "f16", 1, "nf4 or fp4"),
+    ("q4_0", {}, "f16", 1, "nf4, fp4 or int4"),
     ("nf4", {"blocksize": 64}, "f32", 1, "f16 x"),
     ("nf4", {"blocksize": 64}, "f16", 2, "M = 1"),
     ("nf4", {"blocksize": 64}, "bf16", 1, "bf16 x where it"),  # Intel's CPU OpenCL: no bf16 arithmetic
@@ -108,7 +109,9 @@ def test_pairs_apply():
     t = PROFILES["cuda-sm90"]
     assert pairs_apply(F.get("nf4"), "bf16", t) and pairs_apply(F.get("fp4"), "f16", t)
     assert not pairs_apply(F.get("nf4"), "bf16", t, m=2)
-    assert not pairs_apply(F.get("blockwise8"), "f16", t)  # one code a byte
+    assert pairs_apply(F.get("int4"), "f16", t)  # integer codes: their values in the pair table
+    assert not pairs_apply(F.get("blockwise8"), "f16", t) and not pairs_apply(F.get("int8"), "f16", t)  # a code a byte
+    assert not pairs_apply(F.get("q4_0"), "f16", t) and not pairs_apply(F.get("q4_1"), "f16", t)  # inline blocks
     assert not pairs_apply(F.get("mxfp4"), "f16", t)  # split-packed
     assert not pairs_apply(F.get("nf4"), "bf16", PROFILES["opencl-intel-gpu"])
 

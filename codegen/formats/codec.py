@@ -270,6 +270,12 @@ def code_values(fmt: Format, codes: Any) -> np.ndarray:
     return (codes.astype(np.int64) * fmt.step - fmt.zero).astype(_F32)
 
 
+def raw_code_values(fmt: Format) -> tuple[float, ...]:
+    """What each raw code 0 .. 2^bits - 1 (as stored, before sign extension) means before scaling."""
+    raw = np.arange(1 << fmt.bits)
+    return tuple(float(v) for v in code_values(fmt, _sign_extend(raw, fmt.bits) if fmt.code == "signed" else raw))
+
+
 def read_float(blocks: np.ndarray, fmt: Format, name: str) -> np.ndarray:
     """Float field `name` (f16 or f32, one value) of every inline block [nblocks, block_bytes], as float32."""
     f = fmt.member(name)

@@ -215,8 +215,8 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         path = default_path(dev.target, qt.format, m, dtype, n_out, k)
     if path == "pairs" and not pairs_apply(qt.format, dtype, dev.target, m):
         raise QKGenValueError(f"path: 'pairs' with {qt.describe()}, {dtype} x, M = {m} on {dev.target.name}; allowed: "
-                              "nf4 or fp4 at M = 1 with f16 x where the device has f16 arithmetic, bf16 x where it "
-                              "has bf16's")  # fmt: skip
+                              "nf4, fp4 or int4 at M = 1 with f16 x where the device has f16 arithmetic, bf16 x where "
+                              "it has bf16's")  # fmt: skip
     if path in ("float", "pairs", "mma") and layout not in (None, "blocks"):
         raise QKGenValueError(f"layout: {layout!r}; the {path} path reads the blocks; allowed: blocks (the int8dot "
                               "path also reads planes, the int8mma path fragments)")  # fmt: skip
@@ -365,7 +365,7 @@ def gemv(qt: QTensor, x: Any, path: str | None = None, backend: str | None = Non
 
     y is [M, N] in x's dtype (f32, f16 or bf16), accumulated in f32; a backend's own array type
     when x is one, numpy when x is numpy. path "float" decodes W in registers and multiplies in
-    f32; path "pairs" (nf4 and fp4 at M = 1 with f16 or bf16 x, where the device has that type's
+    f32; path "pairs" (nf4, fp4, int4 at M = 1 with f16 or bf16 x, where the device has that type's
     arithmetic) is the float path's kernel looking up each code byte's two values as one pair of x's
     type and multiplying it with x's pair there, a word's 4 products added in that type before f32
     (about twice the float path's error); path "int8dot" (GGUF formats) quantizes x to q8_1 first

@@ -73,7 +73,9 @@ def test_gemv_float_path(v, m, cuda_device):
 
 
 PAIRS = [(name, kw, dtype, knobs) for name, kw in (("nf4", {"nested": True, "blocksize": 64}), ("nf4", {"blocksize": 64}),
-                                                  ("fp4", {"nested": True, "blocksize": 128}))
+                                                  ("fp4", {"nested": True, "blocksize": 128}),
+                                                  ("int4", {"scale_mode": "row"}),
+                                                  ("int4", {"scale_mode": "group", "blocksize": 64}))
          for dtype in ("f16", "bf16") for knobs in ({}, {"rpw": 4, "slices": 2, "wg": 256}, {"rpw": 8, "slices": 2})]
 
 
@@ -87,8 +89,8 @@ def test_gemv_pairs(name, kw, dtype, knobs, cuda_device):
 
     ks = render("gemv", name, cuda_device.target, dtype=dtype, mmax=1, pairs=True, **kw, **knobs)
     step = ks.param("lanes") * ks.param("slices") * ks.param("ept")
-    k = step + 2 * max(ks.param("ept"), kw["blocksize"])
-    qt = sample(name, (N_ROWS, k), kw.get("nested", False), None, kw["blocksize"])
+    k = step + 2 * max(ks.param("ept"), kw.get("blocksize") or 1)
+    qt = sample(name, (N_ROWS, k), kw.get("nested", False), kw.get("scale_mode"), kw.get("blocksize"))
     x = x_host(np.random.default_rng(5), 1, k, dtype)
     before, plan_mod.POISON_OUTPUTS = plan_mod.POISON_OUTPUTS, True
     try:

@@ -42,7 +42,7 @@ for name, kw in cases:
             qkgen.gemv(qt, x, backend="cuda"); ops.add("gemv")
             if dtype == "f32" and m == 1 and name in ("nf4", "fp4", "int4"):  # the float path's prefetch
                 qkgen.gemv(qt, x, path="float", backend="cuda")
-            if dtype == "bf16" and m == 1 and name in ("nf4", "fp4"):  # the float path by byte pairs
+            if dtype == "bf16" and m == 1 and name in ("nf4", "fp4", "int4"):  # the float path by byte pairs
                 qkgen.gemv(qt, x, path="pairs", backend="cuda")
             if name in OPS["gemv_int8dot"].formats():
                 qkgen.gemv(qt, x, path="int8dot", backend="cuda"); ops |= {"gemv_int8dot", "quantize_q8_1"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import QKGenValueError
-from ...formats import locate
+from ...formats import codec, locate
 from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
@@ -75,9 +75,10 @@ def _context(req: Request) -> dict:
     copies = min(lanes, PAIR_COPIES)
     if pairs:
         _check_pairs(req, mmax, ept)
-        # the pair table replaces the code table's local copy (the constant TABLE stays: the fill reads it)
-        local_arrays = [Arg("pairs", "local", "u32", count=256 * copies) if a.name == "lut" else a
-                        for a in local_arrays]  # fmt: skip
+        # the pair table replaces the code table's local copy; the fill reads the constant TABLE (the
+        # code values of an integer row: table_locals gives table rows theirs)
+        tables.setdefault("TABLE", codec.raw_code_values(fmt))
+        local_arrays = [Arg("pairs", "local", "u32", count=256 * copies)] + [a for a in local_arrays if a.name != "lut"]
     sums = rpw * mmax  # each lane's partial sums, one per row and activation row
     # local_sums: the team's sums added up in local memory (one barrier) rather than by sub-group
     # shuffles; where there are no sub-groups, always
@@ -122,18 +123,20 @@ def _context(req: Request) -> dict:
 
 
 def pairs_apply(fmt, dtype: str, t, m: int = 1) -> bool:
-    """Whether the byte-pair decode (pairs) renders for this row, x dtype, target and M: a table row
-    of two codes a byte, 16-bit x with pair arithmetic on the target, M = 1."""
+    """Whether the byte-pair decode (pairs) renders for this row, x dtype, target and M: two codes a
+    byte, each a value times the chunk's one scale (a table row or an integer row with statistics of
+    its own: nf4, fp4, int4), 16-bit x with pair arithmetic on the target, M = 1."""
     pair_math = t.fp16 if dtype == "f16" else t.bf16 if dtype == "bf16" else False
-    return m == 1 and fmt.code == "table" and fmt.per_byte == 2 and fmt.pack == "interleaved" and pair_math
+    two_a_byte = fmt.per_byte == 2 and fmt.pack == "interleaved" and not fmt.inline and fmt.scale != "d_m"
+    return m == 1 and two_a_byte and pair_math
 
 
 def _check_pairs(req: Request, mmax: int, ept: int) -> None:
     fmt, t = req.fmt, req.target
     if not pairs_apply(fmt, req.dtype, t, mmax):
         raise QKGenValueError(f"pairs: True with {fmt.name}, {req.dtype} x, mmax {mmax} on {t.name}; allowed: a "
-                              "table row of two codes a byte (nf4, fp4), mmax 1, f16 x where the target has f16 "
-                              "arithmetic, bf16 x where it has bf16's")  # fmt: skip
+                              "row of two codes a byte with statistics of its own (nf4, fp4, int4), mmax 1, f16 x "
+                              "where the target has f16 arithmetic, bf16 x where it has bf16's")  # fmt: skip
     if ept % GROUP:
         raise QKGenValueError(f"ept: {ept}; allowed with pairs: a multiple of {GROUP} (a code word at a time)")
 

@@ -290,7 +290,10 @@ FLOAT_M1_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingPro
 # / 13.3; 8192^2 f16 21.3 -> 19.9 / 18.2 / 21.9; 11008 x 4096 bf16 17.1 -> 14.2 / 18.5 / 20.6;
 # 14336 x 4096 f16 20.2 -> 17.6 / 19.5 / 25.2; 28672 x 4096 bf16 36.4 -> 28.9 / 37.3 / 47.4. Below
 # PAIRS_MIN_ROWS rows or PAIRS_MIN_WEIGHTS weights the float path stays the default: 2048 x 8192 f16 8.6
-# against 9.0 (4 slices), 4096^2 bf16 8.4 against 8.8.
+# against 9.0 (4 slices), 4096^2 bf16 8.4 against 8.8. int4 takes pairs too (its code values in the
+# table) but not by default: 2-9% faster at the same knobs (sweep 66, run 169: row scales 4096 x 14336
+# f16 17.3 -> 16.3 us, 8192^2 bf16 19.0 -> 17.3, 14336 x 4096 f16 17.0 -> 16.6; groups of 128 18.0 ->
+# 17.1), not worth twice the error of its f32 products.
 PAIRS_WAVE = 32
 PAIRS_MIN_ROWS, PAIRS_MIN_WEIGHTS = 4096, 1 << 24
 FASTER_PAIRS: MappingProxyType[tuple[str, str], frozenset[str]] = MappingProxyType(

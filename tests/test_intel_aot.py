@@ -170,3 +170,23 @@ def test_syclbin_reader():
     irmod = struct.pack("<4Q", 0, len(meta), 0, len(spv))
     blob = b"wrapper!" + head + absmod + irmod + meta + b"\0" * (-len(meta) % 8) + spv
     assert aot.syclbin_ir_modules(blob) == [(0, spv)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pairs_kernels_compile(ocloc, device):
+    """The M = 1 GEMV by byte pairs (f16 pair arithmetic, a 256-entry table with a copy a lane) for
+    the Intel GPU profiles, nf4 nested and int4 row, at the op's defaults and with 4 rows a lane
+    group in teams of 2: each builds at the profile's sub-group size, without spills or stack calls
+    (outside the catalog, which lists each op's defaults only)."""
+    from qkgen.kernels.render import render
+
+    units = []
+    for t in aot.opencl_profiles():
+        for name, kw in (("nf4", {"blocksize": 64, "nested": True}), ("int4", {"scale_mode": "row"})):
+            for knobs in ({}, {"rpw": 4, "slices": 2, "wg": 256}):
+                ks = render("gemv", name, t, dtype="f16", mmax=1, pairs=True, **kw, **knobs)
+                units.append({"label": ks.filename, "source": ks.source, "profiles": [t.name], "target": t,
+                              "uses_sg": (ks.name,) if "sub_group" in ks.source else ()})  # fmt: skip
+    results = aot.compile_units(ocloc, units, device, JOBS)
+    _check(results, f"pairs-{device}")
+    assert all(r.ok for r in results) and len(results) == len(units)

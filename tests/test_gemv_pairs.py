@@ -79,9 +79,9 @@ def test_pairs_public_call(rng):
 
 
 @pytest.mark.parametrize("name, kw, dtype, m, why", [
-    ("q4_0", {}, "f16", 1, "nf4, fp4 or int4"),
+    ("q4_0", {}, "f16", 1, "(nf4, fp4, int4)"),
     ("nf4", {"blocksize": 64}, "f32", 1, "f16 x"),
-    ("nf4", {"blocksize": 64}, "f16", 2, "M = 1"),
+    ("nf4", {"blocksize": 64}, "f16", 2, "M = 2 on"),
     ("nf4", {"blocksize": 64}, "bf16", 1, "bf16 x where it"),  # Intel's CPU OpenCL: no bf16 arithmetic
 ])  # fmt: skip
 def test_pairs_path_refused(name, kw, dtype, m, why, rng):

@@ -19,7 +19,7 @@ from ..errors import QKGenValueError
 from ..formats import QTensor, family_of, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import MAX_M, get_op
-from ..kernels.ops.gemv import pairs_apply
+from ..kernels.ops.gemv import require_pairs
 from ..kernels.ops.int8dot import ACT as INT8DOT_ACT
 from ..kernels.ops.int8dot import X_LAYOUTS, k_multiple, q8_1_sizes
 from ..kernels.ops.int8frag import frag_planes
@@ -213,10 +213,8 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     sizes.update(N=n_out, K=k, M=m)
     if path is None:
         path = default_path(dev.target, qt.format, m, dtype, n_out, k)
-    if path == "pairs" and not pairs_apply(qt.format, dtype, dev.target, m):
-        raise QKGenValueError(f"path: 'pairs' with {qt.describe()}, {dtype} x, M = {m} on {dev.target.name}; allowed: "
-                              "nf4, fp4 or int4 at M = 1 with f16 x where the device has f16 arithmetic, bf16 x where "
-                              "it has bf16's")  # fmt: skip
+    if path == "pairs":
+        require_pairs(qt.format, dtype, dev.target, m, "path: 'pairs'", f"M = {m}")
     if path in ("float", "pairs", "mma") and layout not in (None, "blocks"):
         raise QKGenValueError(f"layout: {layout!r}; the {path} path reads the blocks; allowed: blocks (the int8dot "
                               "path also reads planes, the int8mma path fragments)")  # fmt: skip
@@ -225,12 +223,9 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
     if round_x and (path != "mma" or dtype != "f32"):
         raise QKGenValueError(f"round_x: True with path {path!r} and {dtype} x; allowed: True only on the mma "
                               "path with f32 x")  # fmt: skip
-    if path in ("float", "pairs"):
-        # shapes measured faster on this kind of device
-        if path == "pairs":
-            knobs = {**pairs_knobs(dev.target, n_out, dev.info.details.get("SMs")), "pairs": True}
-        else:
-            knobs = float_knobs(dev.target, qt.format, m, dtype)
+    if path in ("float", "pairs"):  # the knobs of shapes measured faster on this kind of device
+        knobs = ({**pairs_knobs(dev.target, n_out, dev.info.details.get("SMs")), "pairs": True} if path == "pairs"
+                 else float_knobs(dev.target, qt.format, m, dtype))  # fmt: skip
         if not fast_decode:
             knobs["fast_decode"] = False
         plan = Plan.make(dev, "gemv", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,

@@ -131,12 +131,17 @@ def pairs_apply(fmt, dtype: str, t, m: int = 1) -> bool:
     return m == 1 and two_a_byte and pair_math
 
 
+def require_pairs(fmt, dtype: str, t, m: int, what: str, rows: str) -> None:
+    """Refuse the byte-pair decode where pairs_apply says no: `what` names the request ("pairs: True",
+    "path: 'pairs'"), `rows` the rows of x it has ("mmax 8", "M = 3")."""
+    if not pairs_apply(fmt, dtype, t, m):
+        raise QKGenValueError(f"{what} with {fmt.name}, {dtype} x, {rows} on {t.name}; allowed: a row of two codes a "
+                              "byte with statistics of its own (nf4, fp4, int4), one row of x, f16 x where the "
+                              "device has f16 arithmetic, bf16 x where it has bf16's")  # fmt: skip
+
+
 def _check_pairs(req: Request, mmax: int, ept: int) -> None:
-    fmt, t = req.fmt, req.target
-    if not pairs_apply(fmt, req.dtype, t, mmax):
-        raise QKGenValueError(f"pairs: True with {fmt.name}, {req.dtype} x, mmax {mmax} on {t.name}; allowed: a "
-                              "row of two codes a byte with statistics of its own (nf4, fp4, int4), mmax 1, f16 x "
-                              "where the target has f16 arithmetic, bf16 x where it has bf16's")  # fmt: skip
+    require_pairs(req.fmt, req.dtype, req.target, mmax, "pairs: True", f"mmax {mmax}")
     if ept % GROUP:
         raise QKGenValueError(f"ept: {ept}; allowed with pairs: a multiple of {GROUP} (a code word at a time)")
 

@@ -1,8 +1,9 @@
 """The M = 1 float GEMV by byte pairs (pairs=True: each code byte's two values read from a 256-entry
 table of x's 16-bit type, a copy a lane, and multiplied with x's pair there) on Intel's CPU OpenCL and
-SYCL, which have f16 arithmetic: nf4 (nested, plain) and fp4, 67 rows (rows past N), K with a tail
-step, CUDA's knobs and the op's defaults, within gemv_error's pairs bound; poisoned outputs. The
-public path="pairs" call, the refusals, and the CUDA sources (built by nvcc where there is one)."""
+SYCL, which have f16 arithmetic: nf4 (nested, plain), fp4 and int4 (row and group scales), 67 rows
+(rows past N), K with a tail step, CUDA's knobs and the op's defaults, within gemv_error's pairs
+bound; poisoned outputs. The public path="pairs" call, the refusals, `qkgen check`, and the CUDA
+sources (built by nvcc for every arch of the compile matrix where there is one)."""
 
 import dataclasses
 

@@ -33,7 +33,7 @@ from .plan import Bound, Plan, ready
 # Kernels take sizes (rows, columns) as 32-bit arguments and index elements with 64-bit offsets: a
 # tensor may pass 2^32 elements, up to what the device can allocate (the backend checks that).
 MAX_DIM = 2**32 - 1
-PATHS = ("float", "pairs", "int8dot", "int8mma", "mma")
+PATHS = ("float", "int8dot", "int8mma", "mma", "pairs")
 _CALLS = "_qkgen_calls"  # a QTensor's own cache of bound calls
 _PLANES = "_qkgen_planes"  # a QTensor's own cache of its planes layout, per device
 _FRAGMENTS = "_qkgen_fragments"  # and of its fragments layout (the int8mma path's, ops/int8frag.py)

@@ -64,6 +64,7 @@ class Dialect(PairArithmetic):
     local_qual: ClassVar[str]
     constant_qual: ClassVar[str]
     table_qual: ClassVar[str | None] = None  # tables a warp's work-items read at different indices
+    prefetch_l2: ClassVar[str | None] = None  # a statement asking L2 for the line at global byte pointer {ptr}
     inline: ClassVar[str] = "static inline"
     barrier_stmt: ClassVar[str]
     # gid, lid, group, lsize (32-bit), gid_wide (a size_t global id): format strings of {d} / {x}

@@ -147,6 +147,7 @@ class CUDADialect(PTXMatrixProducts, Dialect):
     # serves them in coalesced or cached loads (H200, run 150: dequantize nf4 nested -> bf16 52.5 ->
     # 49.6 us, its M = 1 GEMV 26.2 -> 24.2).
     table_qual: ClassVar[str | None] = "__device__ const"
+    prefetch_l2: ClassVar[str | None] = 'asm volatile("prefetch.global.L2 [%0];" :: "l"({ptr}));'
     inline: ClassVar[str] = "__device__ __forceinline__"
     barrier_stmt: ClassVar[str] = "__syncthreads();"
     aligned_local: ClassVar[str] = "{qual} __align__({align}) {ctype} {name}[{count}];"

@@ -118,7 +118,24 @@ def _context(req: Request) -> dict:
     # as fast or faster (q4_0 94% against 91%).
     cpi = req.pop_int("cpi", 4 if local_arrays or req.nested or per_element else 1, 1, 64)
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
-                at=chunk_start(req, ept), args=args + local_arrays, cpi=cpi, wg=req.pop_wg(256, 1))  # fmt: skip
+                at=chunk_start(req, ept), args=args + local_arrays, cpi=cpi, wg=req.pop_wg(256, 1),
+                prefetch=_prefetch(req, bool(local_arrays) or req.nested, cpi))  # fmt: skip
+
+
+def _prefetch(req: Request, tables: bool, cpi: int) -> bool:
+    """The prefetch knob: each work-item asks L2 for its codes of every turn before the barrier that
+    follows the tables' setup, so DRAM serves them meanwhile (where the dialect spells it, for rows
+    with a codes array of their own, local tables and turns). H200, 8192^2, kernel alone, cold
+    (run 171, sweep 68, docs/bench/2026-12-01-h200-session32.md): nf4 nested -> bf16 49.0 -> 45.6 us
+    (81% -> 87% of copy); asking one turn ahead inside the loop instead: 46.5, and slower for the
+    rows without tables (int4 groups 48.9 -> 53.3, int8 row 54.7 -> 57.3)."""
+    fits = tables and cpi > 1 and not req.fmt.inline and req.d.prefetch_l2 is not None
+    prefetch = req.pop_bool("prefetch", fits and dtypes.get(req.dtype).size == 2)
+    if prefetch and not fits:
+        raise QKGenValueError(f"prefetch: True for {req.fmt.name} (cpi {cpi}) on {req.target.name}; allowed: True only "
+                              "for rows with a codes array and local tables or nested statistics, cpi above 1, on "
+                              "targets whose dialect spells an L2 prefetch (CUDA)")  # fmt: skip
+    return prefetch
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -10,6 +10,8 @@ def load_u32(d, dst: str, src: str, nbytes: int, align: int, words: bool = False
     loads go through named temporaries ({dst}_v0, ...). words (align 2, the 2 bytes before src
     readable): 4-byte loads, see _shifted_words; align 1 (the 3 bytes before src readable): see
     _funnel_words."""
+    if nbytes == 2 and align >= 2:  # a half word (dequantize's 2-byte chunks): the low 16 bits of dst[0]
+        return f"{dst}[0] = (uint){d.gptr_cast('ushort', src)}[0];"
     assert nbytes % 4 == 0, nbytes
     nw = nbytes // 4
     lines = []

@@ -12,27 +12,34 @@ from .spec import (grid_1d, one_scale_per_block, OpSpec, Output, Request, load_a
                    weight_args)
 
 
-def chunking(req: Request, whole_blocks: bool = False, cap: int | None = None) -> tuple[int, int, int]:
+def chunking(req: Request, whole_blocks: bool = False, cap: int | None = None,
+             half_word: bool = False) -> tuple[int, int, int]:
     """(elements, code bytes, load alignment) of the chunk one work-item decodes at a time: aim
     for 16 bytes of codes (one vector load) inside one block or group (one scale). A split-packed
     chunk stays inside one slot run (its elements share `slot`, each takes its own byte) unless
     `whole_blocks`: then it is the whole block, every byte read once for all its slots. `cap`: at
     most that many elements by default where the format allows (not a whole split block; one word
-    of codes: 4 bytes, or 4 elements of a split run, which take a byte each)."""
+    of codes: 4 bytes, or 4 elements of a split run, which take a byte each). `half_word`: a
+    chunk of 4 elements of a separate array of 4-bit codes may be 2 bytes, one 16-bit load (where
+    the template takes it)."""
     fmt = req.fmt
     limit = family_of(fmt).chunk_limit(fmt, req.blocksize, req.scale_mode)
     whole = whole_blocks and fmt.pack == "split" and limit == fmt.block
     run_limit = min(limit, fmt.run) if fmt.pack == "split" else limit
     default = limit if whole else min(16 * fmt.per_byte, run_limit)
+    half_word = half_word and not fmt.inline and fmt.pack != "split" and fmt.per_byte == 2  # 4 elements
     if cap and not whole:
-        default = min(default, max(cap, 4 if fmt.pack == "split" else 4 * fmt.per_byte))
+        least = 4 if fmt.pack == "split" else (2 if half_word else 4) * fmt.per_byte
+        default = min(default, max(cap, least))
     ept = req.pop_int("ept", default, 1, 1 << 16)
     whole = whole and ept == limit  # a smaller chunk asked for stays inside one slot run
     if not whole:
         limit = run_limit
     chunk_bytes = ept // fmt.per_byte if whole or fmt.pack != "split" else ept
-    if ept > limit or limit % ept or chunk_bytes % 4 or ept % fmt.per_byte:
-        raise QKGenValueError(f"ept: {ept} must divide {limit} and cover whole 32-bit words of codes")
+    words = chunk_bytes % 4 == 0 or (half_word and chunk_bytes == 2)
+    if ept > limit or limit % ept or not words or ept % fmt.per_byte:
+        whole_words = "whole 32-bit words of codes" + (" (or one 16-bit half word)" if half_word else "")
+        raise QKGenValueError(f"ept: {ept} must divide {limit} and cover {whole_words}")
     return ept, chunk_bytes, code_load_align(fmt, chunk_bytes)
 
 
@@ -102,12 +109,17 @@ def chunk_start(req: Request, ept: int) -> dict:
 def _context(req: Request) -> dict:
     # A chunk's output is one 16-byte store (8 f16/bf16 or 4 f32 values, or the least whole words
     # of codes allow), so a sub-group's stores cover one contiguous span; with scales per row or
-    # group, 32 bytes (their per-element scale lookup is paid per chunk). H100, 8192^2 -> bf16
-    # (docs/bench/2026-11-23-h100-dequantize-split.md): 16 code bytes per chunk gave 57-81% of
-    # copy, 16 output bytes 85-95% (with cpi below), int4 row scales 86% at 32.
+    # group and 16-bit outputs, 32 bytes (their per-element scale lookup is paid per chunk). H100,
+    # 8192^2 -> bf16 (docs/bench/2026-11-23-h100-dequantize-split.md): 16 code bytes per chunk gave
+    # 57-81% of copy, 16 output bytes 85-95% (with cpi below), int4 row scales 86% at 32. A 32-byte
+    # f32 chunk is two stores, each writing every other 16 bytes of a sub-group's span: H200,
+    # 8192^2 -> f32, kernel alone, cold (run 175, sweep 72), 8 -> 4 elements a chunk (4-bit rows: 2
+    # code bytes, one 16-bit load): nf4 112.7 -> 83.7 us (64% -> 86% of copy), int8 row 116.2 ->
+    # 92.3, nf4 nested 86.6 -> 86.0, blockwise8 and q8_0 equal.
     per_element = req.scale_mode in ("row", "group")
-    store = (32 if per_element else 16) // dtypes.get(req.dtype).size
-    ept, chunk_bytes, align = chunking(req, cap=store)
+    size = dtypes.get(req.dtype).size
+    store = (32 if per_element and size < 4 else 16) // size
+    ept, chunk_bytes, align = chunking(req, cap=store, half_word=True)
     tables, local_arrays = table_locals(req)
     args = weight_args(req) + [Arg("out", "out", req.dtype), Arg("n", "scalar", "u64")]
     if per_element:
@@ -116,20 +128,22 @@ def _context(req: Request) -> dict:
     # work-group first fills local tables (table codes, nested statistics) or reads per-element
     # scales, 4 chunks each: nf4 nested 64% -> 85% of copy, int4 row 78% -> 86%; elsewhere 1 was
     # as fast or faster (q4_0 94% against 91%).
-    cpi = req.pop_int("cpi", 4 if local_arrays or req.nested or per_element else 1, 1, 64)
+    setup = bool(local_arrays) or req.nested  # the work-group sets up local tables first
+    cpi = req.pop_int("cpi", 4 if setup or per_element else 1, 1, 64)
     return dict(ept=ept, chunk_bytes=chunk_bytes, code_align=align, code_at=chunk_code_at(req, ept), tables=tables,
                 at=chunk_start(req, ept), args=args + local_arrays, cpi=cpi, wg=req.pop_wg(256, 1),
-                prefetch=_prefetch(req, bool(local_arrays) or req.nested, cpi))  # fmt: skip
+                prefetch=_prefetch(req, setup, cpi))  # fmt: skip
 
 
-def _prefetch(req: Request, tables: bool, cpi: int) -> bool:
+def _prefetch(req: Request, setup: bool, cpi: int) -> bool:
     """The prefetch knob: each work-item asks L2 for its codes of every turn before the barrier that
     follows the tables' setup, so DRAM serves them meanwhile (where the dialect spells it, for rows
     with a codes array of their own, local tables and turns). H200, 8192^2, kernel alone, cold
-    (run 171, sweep 68, docs/bench/2026-12-01-h200-session32.md): nf4 nested -> bf16 49.0 -> 45.6 us
+    (run 171, sweep 68, docs/bench/2026-12-02-h200-session32.md): nf4 nested -> bf16 49.0 -> 45.6 us
     (81% -> 87% of copy); asking one turn ahead inside the loop instead: 46.5, and slower for the
-    rows without tables (int4 groups 48.9 -> 53.3, int8 row 54.7 -> 57.3)."""
-    fits = tables and cpi > 1 and not req.fmt.inline and req.d.prefetch_l2 is not None
+    rows without tables (int4 groups 48.9 -> 53.3, int8 row 54.7 -> 57.3). Off for f32 outputs: nf4
+    nested 101.0 -> 119.0 us (chunks of 8 elements then, run 172), 87.4 -> 112.5 at cpi 2 (run 174)."""
+    fits = setup and cpi > 1 and not req.fmt.inline and req.d.prefetch_l2 is not None
     prefetch = req.pop_bool("prefetch", fits and dtypes.get(req.dtype).size == 2)
     if prefetch and not fits:
         raise QKGenValueError(f"prefetch: True for {req.fmt.name} (cpi {cpi}) on {req.target.name}; allowed: True only "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run 174 (2026-12-01, session 32): sweep 71, dequantize to f32 at 4, 2 and 1 turns a work-item
+# GPU run 174 (2026-12-02, session 32): sweep 71, dequantize to f32 at 4, 2 and 1 turns a work-item
 # (cpi) for the table rows, kernel alone, outputs bit-equal.
 set -u
 source .gpu/setup.sh > $OUT/setup.log 2>&1 || { cat $OUT/setup.log; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run 172 (2026-12-01, session 32): sweep 69, dequantize's prefetch knob off / on across rows,
+# GPU run 172 (2026-12-02, session 32): sweep 69, dequantize's prefetch knob off / on across rows,
 # shapes and output types, and the first turn's codes asked of L2 before the tables in the pairs
 # GEMV (M = 1) and gemv_mma (M = 8) as source patches; then the dequantize GPU tests (bitsandbytes
 # included) and compute-sanitizer memcheck, on the tree with the knob on by default.

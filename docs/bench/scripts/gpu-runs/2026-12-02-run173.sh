@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run 173 (2026-12-01, session 32): sweep 70 (dequantize's knobs with f32 outputs, and ept 16 /
+# GPU run 173 (2026-12-02, session 32): sweep 70 (dequantize's knobs with f32 outputs, and ept 16 /
 # cpi 8 with the prefetch), then public calls: qkgen bench --op dequantize on the tree before
 # (6421587, staged in .gpu/base) and after the prefetch knob, bitsandbytes beside.
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU run 171 (2026-12-01, session 32): sweep 68, dequantize with an L2 prefetch of the codes one or
+# GPU run 171 (2026-12-02, session 32): sweep 68, dequantize with an L2 prefetch of the codes one or
 # two turns ahead (guarded at the tensor's end), or all turns' at the start, as source patches;
 # every row with turns (cpi > 1), kernel alone, outputs bit-equal.
 set -u

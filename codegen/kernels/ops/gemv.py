@@ -127,8 +127,13 @@ def pairs_apply(fmt, dtype: str, t, m: int = 1) -> bool:
     byte, each a value times the chunk's one scale (a table row or an integer row with statistics of
     its own: nf4, fp4, int4), 16-bit x with pair arithmetic on the target, M = 1."""
     pair_math = t.fp16 if dtype == "f16" else t.bf16 if dtype == "bf16" else False
-    two_a_byte = fmt.per_byte == 2 and fmt.pack == "interleaved" and not fmt.inline and fmt.scale != "d_m"
-    return m == 1 and two_a_byte and pair_math
+    return m == 1 and two_codes_a_byte(fmt) and pair_math
+
+
+def two_codes_a_byte(fmt) -> bool:
+    """Rows a byte-pair table serves: two codes a byte, each a value times one scale of its chunk (a
+    table row or an integer row with statistics arrays of its own: nf4, fp4, int4)."""
+    return fmt.per_byte == 2 and fmt.pack == "interleaved" and not fmt.inline and fmt.scale != "d_m"
 
 
 def require_pairs(fmt, dtype: str, t, m: int, what: str, rows: str) -> None:

@@ -17,16 +17,18 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import QKGenValueError
-from ...formats import family_of, locate
+from ...formats import codec, family_of, locate
 from ...formats import reference as ref
 from ..cexpr import Sym
 from ..source import Arg
 from ..dialects.base import half_bits
 from .dequantize import chunk_code_at, code_load_align
+from .gemv import PAIR_COPIES, two_codes_a_byte
 from .spec import OpSpec, Output, Request, default_word_loads, one_scale_per_block, table_locals, weight_args
 
 CHUNK = 32  # elements a lane decodes at a time: 4 of them go into each of the step's 8 products
 FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (16-bit pairs), 2 of x
+TURN = 4 * CHUNK  # columns of a row a warp takes in a turn: its 4 quad lanes' chunks
 
 
 def accepts(fmt) -> bool:
@@ -119,11 +121,37 @@ def _context(req: Request) -> dict:
     # q4_0 25.5 -> 19.3 us at M = 1, 28.0 -> 25.9 at M = 8; q8_0 33.0 -> 31.7 and 40.6 -> 38.1; q5_0,
     # whose fifth bits are merged per pair, 34.0 -> 37.3 at M = 8: off by default where a row has them.
     ptype = product_type(req.dtype)
-    pairs = f16_pairs(fmt) if req.pop_bool("pairs", not fmt.high_bit_field) and ptype == "f16" else []
+    # For rows of two codes a byte with statistics arrays (nf4, fp4, int4), pairs means the byte-pair
+    # table instead (table_pairs below).
+    span = min(limit, TURN)
+    two = two_codes_a_byte(fmt)
+    want = req.pop_bool("pairs", False if two else not fmt.high_bit_field)
+    if want and two and (TURN % span or limit % span):
+        raise QKGenValueError(f"pairs: True with blocksize {limit}; allowed: a blocksize dividing {TURN} or a "
+                              f"multiple of it (a turn's {TURN} columns in pieces of one block each)")  # fmt: skip
+    pairs = f16_pairs(fmt) if want and ptype == "f16" else []
+    terms = _table_pairs(req, span, tables, local_arrays) if want and two else _pair_terms(fmt) if pairs else {}
     return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded,
                 ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
-                ptype=ptype, pairs=pairs, **(_pair_terms(fmt) if pairs else {}), tables=tables, args=args + local_arrays,
+                ptype=ptype, pairs=pairs, table_pairs=want and two, **terms, tables=tables, args=args + local_arrays,
                 tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
+
+
+def _table_pairs(req: Request, span: int, tables: dict, local_arrays: list) -> dict:
+    """The byte-pair table's template values (pairs on a row of two codes a byte). Each code byte
+    looks its two values up as one pair of the product type in a 256-entry table (a copy a lane, as
+    the float GEMV's pairs: no two lanes meet in a bank), unscaled: a warp's turn is cut into pieces
+    of `span` columns under one scale, each quad lane taking `per` columns of every piece, so the
+    products of a piece take its two rows' scales once, in f32, after the warp's matrix products.
+    Each weight is then its code value rounded to the product type (exact for integer codes), not
+    its scaled value; x and the sums as before. Where the blocks run across rows (absmax
+    statistics), K must be a multiple of span so that no piece straddles two blocks."""
+    tables.setdefault("TABLE", codec.raw_code_values(req.fmt))
+    local_arrays[:] = [Arg("pairs", "local", "u32", count=256 * PAIR_COPIES)] + [a for a in local_arrays if a.name != "lut"]
+    flat = req.fmt.scale == "absmax"
+    return dict(span=span, pieces=TURN // span, per=span // 4, copies=PAIR_COPIES,
+                pair_shift=(PAIR_COPIES * 4).bit_length() - 1, pair_mask=255 * PAIR_COPIES * 4,
+                k_multiple=max(CHUNK, span) if flat else CHUNK)  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

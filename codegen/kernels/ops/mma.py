@@ -130,14 +130,14 @@ def _context(req: Request) -> dict:
         raise QKGenValueError(f"pairs: True with blocksize {limit}; allowed: a blocksize dividing {TURN} or a "
                               f"multiple of it (a turn's {TURN} columns in pieces of one block each)")  # fmt: skip
     pairs = f16_pairs(fmt) if want and ptype == "f16" else []
-    terms = _table_pairs(req, span, tables, local_arrays) if want and two else _pair_terms(fmt) if pairs else {}
+    terms = _table_pairs(req, span, tiles, warps, tables, local_arrays) if want and two else _pair_terms(fmt) if pairs else {}
     return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded,
                 ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
                 ptype=ptype, pairs=pairs, table_pairs=want and two, **terms, tables=tables, args=args + local_arrays,
                 tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
 
 
-def _table_pairs(req: Request, span: int, tables: dict, local_arrays: list) -> dict:
+def _table_pairs(req: Request, span: int, tiles: int, warps: int, tables: dict, local_arrays: list) -> dict:
     """The byte-pair table's template values (pairs on a row of two codes a byte). Each code byte
     looks its two values up as one pair of the product type in a 256-entry table (a copy a lane, as
     the float GEMV's pairs: no two lanes meet in a bank), unscaled: a warp's turn is cut into pieces
@@ -149,7 +149,13 @@ def _table_pairs(req: Request, span: int, tables: dict, local_arrays: list) -> d
     tables.setdefault("TABLE", codec.raw_code_values(req.fmt))
     local_arrays[:] = [Arg("pairs", "local", "u32", count=256 * PAIR_COPIES)] + [a for a in local_arrays if a.name != "lut"]
     flat = req.fmt.scale == "absmax"
-    return dict(span=span, pieces=TURN // span, per=span // 4, copies=PAIR_COPIES,
+    # staged: scales that change along a row (blocks, groups) are found once a step by one lane of the
+    # warp each, into two slots of warp-private local memory, not by the 4 quad lanes that read them
+    staged = flat or req.scale_mode == "group"
+    scales = 16 * tiles * (TURN // span)
+    if staged:
+        local_arrays.append(Arg("ws", "local", "f32", count=warps * 2 * scales))
+    return dict(span=span, pieces=TURN // span, per=span // 4, copies=PAIR_COPIES, staged=staged, scales=scales,
                 pair_shift=(PAIR_COPIES * 4).bit_length() - 1, pair_mask=255 * PAIR_COPIES * 4,
                 k_multiple=max(CHUNK, span) if flat else CHUNK)  # fmt: skip
 

@@ -126,7 +126,7 @@ def _render(op: str, fmt: Format | None, t: Target, dtype: str, blocksize: int |
     # on/off knobs (stage_x, local_sums, lane_group, word_loads, prefetch, pairs) are in the header where on
     row = {"blocksize": bs, "nested": nested, "scale_mode": scale_mode} if fmt is not None else {}
     params = {"dtype": dtype, **row,
-              **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "tiles", "fast_decode", "lanes", "per_lane") if k in ctx},
+              **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "tiles", "rounds", "fast_decode", "lanes", "per_lane", "k_multiple") if k in ctx},
               **{k: True for k in ("stage_x", "local_sums", "lane_group", "word_loads", "prefetch", "pairs") if ctx.get(k)}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
     body = ENV.get_template(spec.template).render(

@@ -99,6 +99,9 @@ def _context(req: Request) -> dict:
     word_loads = req.pop_bool("word_loads", default_word_loads(req.target))
     wg = req.pop_wg(512, 32)
     warps = wg // 32
+    # rounds: blocks of 16 * tiles rows a work-group takes one after another, so that its tables (the
+    # pair table: 32 KB) are filled once for them all where rows are many and short
+    rounds = req.pop_int("rounds", 1, 1, 64)
     # x_rounded (f32 x only): x comes as the f16 words round_to_f16 made of it, so the kernel loads
     # half the bytes and rounds nothing; y is still f32 and bit for bit the one-kernel form's.
     x_rounded = req.pop_bool("x_rounded", False)
@@ -134,7 +137,8 @@ def _context(req: Request) -> dict:
     return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded,
                 ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
                 ptype=ptype, pairs=pairs, table_pairs=want and two, **terms, tables=tables, args=args + local_arrays,
-                tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg)  # fmt: skip
+                tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg,
+                **({"rounds": rounds} if rounds > 1 else {}))  # fmt: skip
 
 
 def _table_pairs(req: Request, span: int, tiles: int, warps: int, tables: dict, local_arrays: list) -> dict:
@@ -161,7 +165,7 @@ def _table_pairs(req: Request, span: int, tiles: int, warps: int, tables: dict, 
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    return (-(-sizes["N"] // (16 * ks.param("tiles"))) * ks.wg,), (ks.wg,)
+    return (-(-sizes["N"] // (16 * ks.param("tiles") * ks.param("rounds", 1))) * ks.wg,), (ks.wg,)
 
 
 SPEC = OpSpec(

@@ -239,7 +239,7 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
                 raise QKGenValueError(f"round_x: True with x [{m}, {k}]; allowed: M * K <= {ROUND_MAX_VALUES}")
             rounded = False
         # shapes measured faster on this kind of device; rounded x is read as 16-bit x is
-        knobs = mma_knobs(dev.target, qt.format, m, "f16" if rounded else dtype)
+        knobs = mma_knobs(dev.target, qt.format, m, "f16" if rounded else dtype, (qt.blocksize, qt.scale_mode, k))
         if rounded:
             knobs["x_rounded"] = True
         plan = Plan.make(dev, "gemv_mma", qt.format, dtype=dtype, blocksize=qt.blocksize, nested=qt.nested,

@@ -19,6 +19,7 @@ from ..formats import Format
 from ..kernels.ops import MAX_M
 from ..kernels.ops.gemv import pairs_apply
 from ..kernels.ops.int8dot import is_int8dot_weight
+from ..kernels.ops.mma import pair_table_fits
 from ..kernels.target import Target
 
 _K_AND_FP4 = ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4")  # the super-block rows
@@ -357,10 +358,24 @@ MMA_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyTyp
 })  # fmt: skip
 
 
-def mma_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
-    """gemv_mma's render knobs for this row, M and x dtype on this kind of device ({}: its defaults)."""
+# device kind -> rows whose mma path takes the byte-pair table (gemv_mma's pairs: each code byte's two
+# values unscaled in one table read, a piece's products scaled once) where their weight's rows allow
+# it (ops.mma.pair_table_fits). NVIDIA H200, 2026-12-02, runs 178-179 (sweeps 75-76, kernels alone,
+# cold, float decode -> pair table): nf4 nested f16 4096 x 14336 M = 1 22.4 -> 18.2 us, M = 8 25.9 ->
+# 19.4; bf16 8192^2 26.3 -> 22.8 and 30.5 -> 25.1; bf16 14336 x 4096 23.7 -> 23.8 and 27.1 -> 25.6; nf4
+# M = 8 26.4 -> 19.8, fp4 nested 26.6 -> 19.8; int4 row M = 1 20.2 -> 15.5, M = 8 20.7 -> 19.6; nf4
+# nested f32 x M = 8 51.4 -> 30.8.
+MMA_PAIRS: MappingProxyType[str, frozenset] = MappingProxyType({"cuda": frozenset({"nf4", "fp4", "int4"})})
+
+
+def mma_knobs(target: Target, fmt: Format, m: int, dtype: str, weight: tuple = ()) -> dict:
+    """gemv_mma's render knobs for this row, M and x dtype on this kind of device ({}: its defaults);
+    weight: (blocksize, scale_mode, K) of the weight, for the knobs that depend on it (pairs)."""
     least, knobs = MMA_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, (MAX_M + 1, {}))
-    return dict(knobs) if m >= least else {}
+    out = dict(knobs) if m >= least else {}
+    if weight and fmt.name in MMA_PAIRS.get(device_kind(target), ()) and pair_table_fits(fmt, *weight):
+        out["pairs"] = True
+    return out
 
 
 # device kind -> {format: the least M from which the mma path with f32 x rounds x to f16 once

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import QKGenError
 from ..formats import Format, family_of, get
 from ..formats import reference
+from ..formats.codec import host_array
 from ..formats.reference import host_f32
 from ..kernels.ops import get_op
 from ..kernels.ops.gemv import pairs_apply
@@ -92,20 +93,29 @@ def gemv_x(rng: np.random.Generator, m: int, k: int, dtype: str) -> np.ndarray:
 
 
 def gemv_error(y: np.ndarray, x: np.ndarray, qt, dtype: str, rounded: bool = False,
-               pairs: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+               pairs: bool = False, pair_table: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(|y - ref|, bound) against ref, the float64 product of x and the dequantized weight (both
     rounded to the 16-bit product type first where `rounded`: the mma path's), the worst-case f32
     accumulation bound plus half an ulp of the output dtype. pairs (the pairs path): plus the
     16-bit part, where each code value is rounded to x's type (u, its unit roundoff) and 4 products
     add up there in 4 roundings: at most (u + 4u / (1 - 4u)) < 6u of their magnitudes, and below
     the normal range an absolute 2^-25 a rounding (f16 subnormals), times the block's scale (at most
-    2 |w| for a code of magnitude 1, the row's largest)."""
+    2 |w| for a code of magnitude 1, the row's largest). pair_table (the mma path's byte-pair table,
+    with rounded): each code value rounded to the 16-bit type, then times its scale, in place of
+    each weight rounded."""
     xf = host_f32(x, dtype).astype(np.float64)
     w = reference.dequantize(qt).astype(np.float64)
     if rounded:  # both operands in the 16-bit type the products take
         from ..kernels.ops.mma import product_type, round_16
 
-        xf, w = round_16(xf, product_type(dtype)), round_16(w, product_type(dtype))
+        ptype = product_type(dtype)
+        if pair_table:
+            codes = reference.code_values(qt.format, reference.unpack_codes(qt))
+            scale, _ = family_of(qt.format).element_scales(qt, host_array(qt.data))
+            w = round_16(codes, ptype) * scale.reshape(qt.shape).astype(np.float64)
+        else:
+            w = round_16(w, ptype)
+        xf = round_16(xf, ptype)
     ref = xf @ w.T
     bound = 2 * w.shape[1] * 2.0**-24 * (np.abs(xf) @ np.abs(w).T) + OUT_EPS[dtype] * np.abs(ref)
     if pairs:

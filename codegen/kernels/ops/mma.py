@@ -126,14 +126,10 @@ def _context(req: Request) -> dict:
     ptype = product_type(req.dtype)
     # For rows of two codes a byte with statistics arrays (nf4, fp4, int4), pairs means the byte-pair
     # table instead (table_pairs below).
-    span = min(limit, TURN)
     two = two_codes_a_byte(fmt)
     want = req.pop_bool("pairs", False if two else not fmt.high_bit_field)
-    if want and two and (TURN % span or limit % span):
-        raise QKGenValueError(f"pairs: True with blocksize {limit}; allowed: a blocksize dividing {TURN} or a "
-                              f"multiple of it (a turn's {TURN} columns in pieces of one block each)")  # fmt: skip
     pairs = f16_pairs(fmt) if want and ptype == "f16" else []
-    terms = _table_pairs(req, span, tiles, warps, tables, local_arrays) if want and two else _pair_terms(fmt) if pairs else {}
+    terms = _table_pairs(req, limit, tiles, warps, tables, local_arrays) if want and two else _pair_terms(fmt) if pairs else {}
     return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded,
                 ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
                 ptype=ptype, pairs=pairs, table_pairs=want and two, **terms, tables=tables, args=args + local_arrays,
@@ -141,7 +137,27 @@ def _context(req: Request) -> dict:
                 **({"rounds": rounds} if rounds > 1 else {}))  # fmt: skip
 
 
-def _table_pairs(req: Request, span: int, tiles: int, warps: int, tables: dict, local_arrays: list) -> dict:
+def _span(limit: int) -> int:
+    """The columns of a piece under one scale: a block or group (limit, a power of two) or a turn."""
+    assert limit & (limit - 1) == 0, limit  # blocksizes and group sizes are powers of two
+    return min(limit, TURN)
+
+
+def _k_multiple(fmt, span: int) -> int:
+    """What K must be a multiple of for the byte-pair table: where blocks run across rows (absmax
+    statistics) no piece may straddle two, so K is whole pieces; otherwise whole chunks."""
+    return max(CHUNK, span) if fmt.scale == "absmax" else CHUNK
+
+
+def pair_table_fits(fmt, blocksize: int, scale_mode: str | None, k: int) -> bool:
+    """Whether gemv_mma's byte-pair table (pairs on a row of two codes a byte) takes weights of
+    this row, blocksize and scale mode with rows of k elements."""
+    if not two_codes_a_byte(fmt):
+        return False
+    return k % _k_multiple(fmt, _span(family_of(fmt).chunk_limit(fmt, blocksize, scale_mode))) == 0
+
+
+def _table_pairs(req: Request, limit: int, tiles: int, warps: int, tables: dict, local_arrays: list) -> dict:
     """The byte-pair table's template values (pairs on a row of two codes a byte). Each code byte
     looks its two values up as one pair of the product type in a 256-entry table (a copy a lane, as
     the float GEMV's pairs: no two lanes meet in a bank), unscaled: a warp's turn is cut into pieces
@@ -150,18 +166,18 @@ def _table_pairs(req: Request, span: int, tiles: int, warps: int, tables: dict, 
     Each weight is then its code value rounded to the product type (exact for integer codes), not
     its scaled value; x and the sums as before. Where the blocks run across rows (absmax
     statistics), K must be a multiple of span so that no piece straddles two blocks."""
+    span = _span(limit)
     tables.setdefault("TABLE", codec.raw_code_values(req.fmt))
     local_arrays[:] = [Arg("pairs", "local", "u32", count=256 * PAIR_COPIES)] + [a for a in local_arrays if a.name != "lut"]
-    flat = req.fmt.scale == "absmax"
     # staged: scales that change along a row (blocks, groups) are found once a step by one lane of the
     # warp each, into two slots of warp-private local memory, not by the 4 quad lanes that read them
-    staged = flat or req.scale_mode == "group"
+    staged = req.fmt.scale == "absmax" or req.scale_mode == "group"
     scales = 16 * tiles * (TURN // span)
     if staged:
         local_arrays.append(Arg("ws", "local", "f32", count=warps * 2 * scales))
     return dict(span=span, pieces=TURN // span, per=span // 4, copies=PAIR_COPIES, staged=staged, scales=scales,
                 pair_shift=(PAIR_COPIES * 4).bit_length() - 1, pair_mask=255 * PAIR_COPIES * 4,
-                k_multiple=max(CHUNK, span) if flat else CHUNK)  # fmt: skip
+                k_multiple=_k_multiple(req.fmt, span))  # fmt: skip
 
 
 def _grid(ks, sizes: dict) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -10,6 +10,7 @@ import pytest
 import qkgen
 from qkgen import formats as F
 from qkgen.kernels.render import render
+from qkgen.runtime import api
 from qkgen.tools import catalog, check
 
 pytestmark = pytest.mark.gpu
@@ -39,6 +40,29 @@ def test_gemv_mma_cuda(v, m, cuda_device):
     else:
         y = qkgen.gemv(qt, x, path="mma", backend="cuda")
     err, bound = check.gemv_error(y, x, qt, v["dtype"], rounded=True)
+    assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
+
+
+PAIR_ROWS = [("nf4", {"nested": True, "blocksize": 64}), ("nf4", {"blocksize": 64}), ("fp4", {"nested": True, "blocksize": 64}),
+             ("nf4", {"blocksize": 256}), ("int4", {"scale_mode": "row"}), ("int4", {"scale_mode": "group", "blocksize": 32})]
+
+
+@pytest.mark.parametrize("m", [1, 3, 8])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+@pytest.mark.parametrize("name, kw", PAIR_ROWS, ids=lambda a: "-".join(map(str, a.values())) if isinstance(a, dict) else a)
+def test_gemv_mma_pair_table_cuda(name, kw, dtype, m, cuda_device, poisoned):
+    """CUDA's mma path takes the byte-pair table where K allows it: K = 512 + 128 + 64 is whole steps
+    and a step past the row's end (and, for blocks of 256, not whole pieces: the float decode), 67
+    rows; y within the pair table's model (code values rounded, then scaled) or the float decode's."""
+    rng = np.random.default_rng(m)
+    k = 704
+    qt = qkgen.quantize(rng.standard_normal((67, k)).astype(np.float32), name, **kw)
+    x = check.gemv_x(rng, m, k, dtype)
+    plans, _ = api.gemv_plans(qt, x, "mma", "cuda")
+    table = plans[-1].ks.param("k_multiple") is not None
+    assert table == (kw.get("blocksize") != 256), plans[-1].ks.name
+    y = qkgen.gemv(qt, x, path="mma", backend="cuda")
+    err, bound = check.gemv_error(y, x, qt, dtype, rounded=True, pair_table=table)
     assert not (err > bound).any(), f"{(err > bound).sum()} of {err.size} outside the bound"
 
 

@@ -64,6 +64,9 @@ for name, kw in cases:
         for m in (3, 8):
             x = rng.standard_normal((m, k)).astype(np.float16)
             qkgen.gemv(qt, x, path="mma", backend="cuda"); ops.add("gemv_mma")
+        if name in ("nf4", "int4"):  # the byte-pair table (CUDA's), K = 320 ending in half a step
+            q = qkgen.quantize(rng.standard_normal((9, 320)).astype(np.float32), name, **kw)
+            qkgen.gemv(q, rng.standard_normal((3, 320)).astype(np.float16), path="mma", backend="cuda")
         # f32 x rounded by round_to_f16 first (odd M: its last work-group runs past M * K / 2 words)
         x = rng.standard_normal((3, k)).astype(np.float32)
         api._bind_gemv(qt, x, "mma", "cuda", None, True, None, True)({"x": x}); ops.add("round_to_f16")

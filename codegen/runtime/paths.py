@@ -373,7 +373,9 @@ def mma_knobs(target: Target, fmt: Format, m: int, dtype: str, weight: tuple = (
     weight: (blocksize, scale_mode, K) of the weight, for the knobs that depend on it (pairs)."""
     least, knobs = MMA_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, (MAX_M + 1, {}))
     out = dict(knobs) if m >= least else {}
-    if weight and fmt.name in MMA_PAIRS.get(device_kind(target), ()) and pair_table_fits(fmt, *weight):
+    # two tiles' sums and the pair table would pass the 48 KB of a block's static local memory
+    fits = weight and "tiles" not in out and pair_table_fits(fmt, *weight)
+    if fits and fmt.name in MMA_PAIRS.get(device_kind(target), ()):
         out["pairs"] = True
     return out
 

@@ -24,7 +24,7 @@ from ..source import Arg
 from ..dialects.base import half_bits
 from .dequantize import chunk_code_at, code_load_align
 from .gemv import PAIR_COPIES, two_codes_a_byte
-from .spec import OpSpec, Output, Request, default_word_loads, one_scale_per_block, table_locals, weight_args
+from .spec import LOCAL_BYTES, OpSpec, Output, Request, default_word_loads, one_scale_per_block, table_locals, weight_args
 
 CHUNK = 32  # elements a lane decodes at a time: 4 of them go into each of the step's 8 products
 FRAG_WORDS = 6  # a lane's fragment words per product: 4 of W (16-bit pairs), 2 of x
@@ -175,6 +175,10 @@ def _table_pairs(req: Request, limit: int, tiles: int, warps: int, tables: dict,
     scales = 16 * tiles * (TURN // span)
     if staged:
         local_arrays.append(Arg("ws", "local", "f32", count=warps * 2 * scales))
+    used = 4 * sum(a.count for a in local_arrays)  # the sums among them
+    if req.target.mma and used > LOCAL_BYTES:  # NVIDIA's static local memory a block
+        raise QKGenValueError(f"tiles: {tiles} with wg {32 * warps} and pairs: True needs {used} bytes of local memory; "
+                              f"allowed: at most {LOCAL_BYTES} (fewer tiles or warps)")  # fmt: skip
     return dict(span=span, pieces=TURN // span, per=span // 4, copies=PAIR_COPIES, staged=staged, scales=scales,
                 pair_shift=(PAIR_COPIES * 4).bit_length() - 1, pair_mask=255 * PAIR_COPIES * 4,
                 k_multiple=_k_multiple(req.fmt, span))  # fmt: skip

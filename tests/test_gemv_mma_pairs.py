@@ -107,7 +107,9 @@ def test_cuda_takes_it_where_the_weight_allows(rng):
     nf4 = F.get("nf4")
     assert mma_knobs(cuda, nf4, 8, "f16", (64, None, 14336)) == {"pairs": True}
     assert mma_knobs(cuda, nf4, 8, "f16", (64, None, 96)) == {} == mma_knobs(ocl, nf4, 8, "f16", (64, None, 14336))
-    assert mma_knobs(cuda, nf4, 8, "f32", (64, None, 14336)) == {"tiles": 2}  # 32 KB of table and two tiles' sums
+    # one tile with the table (32 KB and two tiles' sums pass 48 KB), two without it
+    assert mma_knobs(cuda, nf4, 8, "f32", (64, None, 14336)) == {"pairs": True}
+    assert mma_knobs(cuda, nf4, 8, "f32", (64, None, 96)) == {"tiles": 2}
     with pytest.raises(qkgen.QKGenValueError, match="tiles: 2 with wg 512 and pairs: True needs .* allowed: at most 49152"):
         render("gemv_mma", "nf4", cuda, dtype="f32", blocksize=64, nested=True, pairs=True, tiles=2)
     assert mma_knobs(cuda, F.get("int8"), 8, "f16", (64, "row", 14336)) == {}

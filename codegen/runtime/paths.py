@@ -373,9 +373,8 @@ def mma_knobs(target: Target, fmt: Format, m: int, dtype: str, weight: tuple = (
     weight: (blocksize, scale_mode, K) of the weight, for the knobs that depend on it (pairs)."""
     least, knobs = MMA_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, (MAX_M + 1, {}))
     out = dict(knobs) if m >= least else {}
-    # two tiles' sums and the pair table would pass the 48 KB of a block's static local memory
-    fits = weight and "tiles" not in out and pair_table_fits(fmt, *weight)
-    if fits and fmt.name in MMA_PAIRS.get(device_kind(target), ()):
+    if weight and fmt.name in MMA_PAIRS.get(device_kind(target), ()) and pair_table_fits(fmt, *weight):
+        out.pop("tiles", None)  # two tiles' sums and the table would pass a block's 48 KB of local memory
         out["pairs"] = True
     return out
 

@@ -41,7 +41,7 @@ def device_target(major: int, minor: int, name: str = "") -> Target:
     return Target(name=f"cuda:{name}" if name else f"cuda-sm{major}{minor}", backend="cuda",
                   lang="CUDA C++17", fp16=cc >= (5, 3), bf16=cc >= (8, 0), subgroup_size=32,
                   subgroup_sizes=(32,), dot4=cc >= (6, 1), arch=f"sm_{major}{minor}",
-                  mma=cc >= (8, 0))  # fmt: skip
+                  mma=cc >= (8, 0), grid_dependency=cc >= (9, 0))  # fmt: skip
 
 
 class CUDABackend(Backend):
@@ -146,7 +146,7 @@ class CUDADevice(CUDAArrays):
     def _load(self, ks, cubin: bytes) -> Kernel:
         kinds = tuple(scalar_dtype(a) or a.kind for a in ks.args)
         with self._active():
-            return load_module(self.cu, cubin, ks.name, kinds)
+            return load_module(self.cu, cubin, ks.name, kinds, programmatic=ks.grid_wait)
 
     # ---- launches ----
     def _stream(self, kernel: Kernel, args: list) -> tuple[int, bool]:

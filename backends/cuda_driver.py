@@ -111,15 +111,56 @@ class Kernel:
     func: ctypes.c_void_p
     kinds: tuple[str, ...]  # per argument: "in"/"out" (pointer), "u32", "u64", "f32"
     dynamic_shared: int = _STATIC_SHARED_LIMIT  # what the kernel may take without a new opt-in
+    # launched with programmatic stream serialization: it waits in-kernel for the grid before it
+    # (KernelSource.grid_wait), so it may start before that grid ends
+    programmatic: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def load_module(cu: LibCuda, cubin: bytes, name: str, kinds: tuple[str, ...]) -> Kernel:
+def load_module(cu: LibCuda, cubin: bytes, name: str, kinds: tuple[str, ...], programmatic: bool = False) -> Kernel:
     """Load a cubin into the current context and look its kernel up."""
     module, func = ctypes.c_void_p(), ctypes.c_void_p()
     cu("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(cubin))
     cu("cuModuleGetFunction", ctypes.byref(func), module, name.encode())
-    return Kernel(name, module, func, kinds)
+    return Kernel(name, module, func, kinds, programmatic=programmatic and _has_launch_ex(cu))
+
+
+def _has_launch_ex(cu: LibCuda) -> bool:
+    """Whether the driver has cuLaunchKernelEx (CUDA 12 on); without it a kernel that waits for the
+    grid before it is launched plainly, after that grid, and its wait returns at once."""
+    try:
+        cu.function("cuLaunchKernelEx")
+    except AttributeError:
+        return False
+    return True
+
+
+# cuLaunchKernelEx's configuration (cuda.h: CUlaunchConfig, CUlaunchAttribute), for programmatic
+# dependent launch: attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION set to 1
+class _AttrValue(ctypes.Union):
+    _fields_ = [("pad", ctypes.c_char * 64), ("flag", ctypes.c_int)]
+
+
+class _Attr(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", _AttrValue)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(_Attr)), ("nattrs", ctypes.c_uint)]
+
+
+_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+assert ctypes.sizeof(_Attr) == 72 and _LaunchConfig.stream.offset == 32 and ctypes.sizeof(_LaunchConfig) == 56
+
+
+def _programmatic_config(grid: tuple, block: tuple, shared: int) -> tuple[_LaunchConfig, _Attr]:
+    """A launch configuration letting the kernel start before the grid before it ends (returned with
+    its attribute, which must outlive it); the stream is set per launch."""
+    attr = _Attr(_PROGRAMMATIC_STREAM_SERIALIZATION)
+    attr.value.flag = 1
+    cfg = _LaunchConfig((ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block), shared, None, ctypes.pointer(attr), 1)
+    return cfg, attr
 
 
 def _param(kernel: Kernel, i: int, kind: str, a: Any):
@@ -162,6 +203,12 @@ def launch_kernel(cu: LibCuda, kernel: Kernel, args: list, grid: tuple, block: t
         free_deferred()
     _check_launch(cu, kernel, grid, shared)
     vals, params = _params(kernel, args)
+    if kernel.programmatic:
+        cfg, attr = _programmatic_config(grid, block, shared)
+        cfg.stream = stream or None
+        cu("cuLaunchKernelEx", ctypes.byref(cfg), kernel.func, params, None)
+        del vals, attr
+        return
     dims = [ctypes.c_uint(v) for v in (*grid, *block)]
     cu("cuLaunchKernel", kernel.func, *dims, ctypes.c_uint(shared), ctypes.c_void_p(stream), params, None)
     del vals
@@ -186,12 +233,20 @@ class PackedLaunch:
         self.vals, self.params = _params(kernel, args)
         self.slots = [self.vals[i] for i in dynamic]
         self.cu, self.ctx, self.stream = cu, ctx, stream
-        dims = [_UINT(v) for v in (*grid, *block, shared)]
-        self._launch = functools.partial(cu.function("cuLaunchKernel"), kernel.func, *dims)
+        if kernel.programmatic:  # cuLaunchKernelEx: the configuration holds grid, block and the attribute
+            self._cfg, self._attr = _programmatic_config(grid, block, shared)
+            self._launch = functools.partial(self._launch_ex, cu.function("cuLaunchKernelEx"), kernel.func)
+        else:
+            dims = [_UINT(v) for v in (*grid, *block, shared)]
+            self._launch = functools.partial(cu.function("cuLaunchKernel"), kernel.func, *dims)
         self._get_current = cu.function("cuCtxGetCurrent")
         self._current = _VOIDP()
         self._current_p = ctypes.pointer(self._current)
         self._lock = threading.Lock()
+
+    def _launch_ex(self, launch_ex, func, stream, params, extra) -> int:
+        self._cfg.stream = stream
+        return launch_ex(ctypes.byref(self._cfg), func, params, extra)
 
     def __call__(self, values: list) -> None:
         if _deferred:  # buffers dropped during a capture that has ended (torch's warm path makes none)

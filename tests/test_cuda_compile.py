@@ -34,9 +34,16 @@ from qkgen.tools import catalog
 WANTED = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 ARCHES = tuple(a for a in WANTED if a in nvcc_arches()) if find_nvcc() else ()
 # Every one of WANTED has the same capabilities (fp16, bf16, 32-lane warps, dp4a), so one source
-# per kernel, rendered for the sm_80 profile, is built for all of them.
+# per kernel, rendered for the sm_80 profile, is built for all of them; but for grid_dependency
+# (sm_90 on), which only the kernels of a call's chain of launches read: test_chain_kernels_on_sm90.
 TARGET = PROFILES["cuda-sm80"]
-assert all(PROFILES[f"cuda-sm{a[3:]}"].caps() == TARGET.caps() for a in WANTED)
+
+
+def _caps_but_grid_dependency(t) -> dict:
+    return {k: v for k, v in t.caps().items() if k != "grid_dependency"}
+
+
+assert all(_caps_but_grid_dependency(PROFILES[f"cuda-sm{a[3:]}"]) == _caps_but_grid_dependency(TARGET) for a in WANTED)
 
 pytestmark = pytest.mark.skipif(
     find_nvcc() is None, reason="nvcc not found (set CUDA_HOME or put it on PATH)"
@@ -205,3 +212,18 @@ def test_warnings_are_seen():
     src = 'extern "C" __global__ void qk_warns(float* out) { int unused = 1; out[0] = 0.0f; }\n'
     out = nvcc_build(src, ["sm_80"], NVCC_FLAGS, name="qk_warns")
     assert generated_warnings(out.log, "qk_warns"), out.log
+
+
+def test_chain_kernels_on_sm90():
+    """The kernels of a call's chain of launches (OpSpec.grid_role) as sm_90 on renders them, with
+    their in-kernel wait and early requests of W (target.grid_dependency): one of every format each
+    takes, f16 x, and gemv_mma's x_rounded form, built for sm_90 without a warning about them."""
+    if "sm_90" not in ARCHES:
+        pytest.skip(f"{find_nvcc()} cannot build sm_90")
+    sm90 = PROFILES["cuda-sm90"]
+    kss = [render(op, f, sm90, dtype="f32" if op == "round_to_f16" else "f16")
+           for op, spec in OPS.items() if spec.grid_role for f in spec.formats()[: 1 if spec.format_free else None]]
+    kss += [render("gemv_mma", f, sm90, dtype="f32", x_rounded=True, **kw)
+            for f, kw in (("nf4", {"nested": True}), ("int4", {"scale_mode": "row"}), ("blockwise8", {}))]
+    assert sum("griddepcontrol.wait;" in ks.source for ks in kss) == len(kss) - 2  # all but the two that let the next start
+    assert_build_without_warnings(kss, "sm_90")

@@ -119,6 +119,11 @@ def _render(op: str, fmt: Format | None, t: Target, dtype: str, blocksize: int |
         allowed = ", ".join(sorted(req.read)) or "none"
         raise QKGenValueError(f"params: unknown parameter(s) {sorted(req.params)} for {op}; allowed: {allowed}")
     wg, args = ctx.pop("wg"), tuple(ctx.pop("args"))
+    # Programmatic dependent launch where the target has it: a kernel reading what the launch before
+    # it wrote waits for that grid in-kernel (and is launched so), the launch before lets it start.
+    role = ctx.pop("grid_role", spec.grid_role)
+    assert role in ("", "reads_prior", "feeds_next"), role
+    grid_wait, grid_release = (t.grid_dependency and role == r for r in ("reads_prior", "feeds_next"))
     given = dict(extra)
     named = {k: ctx[k] for k in spec.name_params}
     named.update({k: v for k, v in given.items() if k not in named})  # whatever the caller set is named
@@ -127,18 +132,21 @@ def _render(op: str, fmt: Format | None, t: Target, dtype: str, blocksize: int |
     row = {"blocksize": bs, "nested": nested, "scale_mode": scale_mode} if fmt is not None else {}
     params = {"dtype": dtype, **row,
               **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "tiles", "rounds", "fast_decode", "lanes", "per_lane", "k_multiple") if k in ctx},
-              **{k: True for k in ("stage_x", "local_sums", "lane_group", "word_loads", "prefetch", "pairs") if ctx.get(k)}, "wg": wg}  # fmt: skip
+              **{k: ctx[k] for k in ("early_lines",) if ctx.get(k)},
+              **{k: True for k in ("stage_x", "local_sums", "lane_group", "word_loads", "prefetch", "pairs") if ctx.get(k)},
+              **{k: True for k, on in (("grid_wait", grid_wait), ("grid_release", grid_release)) if on}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)
     body = ENV.get_template(spec.template).render(
         name=name, fmt=fmt, d=d, t=t, dtype=dtype, bs=bs, nested=nested, scale_mode=scale_mode,
-        wg=wg, args=args, dims=spec.dims, **ctx,
+        wg=wg, args=args, dims=spec.dims, grid_wait=grid_wait, grid_release=grid_release, **ctx,
     )  # fmt: skip
     source = _assemble(header, d, body)
     # Local arrays are kernel arguments only where the dialect passes them so; elsewhere the body declares them.
     launch_args = tuple(a for a in args if a.kind != "local" or d.locals_as_params)
     return KernelSource(op=op, format=fmt.name if fmt is not None else "", target=t, name=name, source=source,
                         template=spec.template,
-                        params=tuple(params.items()), args=launch_args, wg=wg, dims=spec.dims)  # fmt: skip
+                        params=tuple(params.items()), args=launch_args, wg=wg, dims=spec.dims,
+                        grid_wait=grid_wait)  # fmt: skip
 
 
 def render(op: str, format: Any, target: Target | str, *, dtype: str = "f32", blocksize: int | None = None,

@@ -67,6 +67,9 @@ class KernelSource:
     args: tuple[Arg, ...]  # in signature order
     wg: int  # work-group size the kernel requires (its first dimension)
     dims: int = 1  # launch dimensions (1, 2 or 3)
+    # the kernel waits in-kernel for the grid before it in its stream (target.grid_dependency): the
+    # backend launches it programmatically, so it may start before that grid ends
+    grid_wait: bool = False
 
     @property
     def backend(self) -> str:

@@ -33,6 +33,10 @@ class Target:
     # into f32 (PTX mma.sync m16n8k16, sm_80 on; on NVIDIA's OpenCL as inline PTX). Without it the
     # product goes through local memory.
     mma: bool = False
+    # Programmatic dependent launch (CUDA sm_90 on): a kernel launched so may start before the grid
+    # before it in its stream ends, and waits for that grid in-kernel (PTX griddepcontrol) before it
+    # reads what that grid wrote; the grid before it lets it start early.
+    grid_dependency: bool = False
 
     def __post_init__(self) -> None:
         from ..errors import QKGenValueError
@@ -52,6 +56,8 @@ class Target:
         if self.mma and not (self.backend == "cuda" or self.inline_ptx and self.subgroup_size == 32):
             raise QKGenValueError(f"target.mma: only for CUDA targets and OpenCL ones with inline PTX and warps "
                                   f"(PTX mma.sync), not {self.backend}")  # fmt: skip
+        if self.grid_dependency and self.backend != "cuda":
+            raise QKGenValueError(f"target.grid_dependency: only for CUDA targets (sm_90 on), not {self.backend}")
         if self.inline_ptx and self.backend != "opencl":
             raise QKGenValueError(f"target.inline_ptx: only for OpenCL targets (NVIDIA's OpenCL), not {self.backend}")
         if self.subgroup_size and self.subgroup_sizes and self.subgroup_size not in self.subgroup_sizes:
@@ -63,10 +69,10 @@ class Target:
         return self.subgroup_size > 0
 
     def caps(self) -> dict[str, object]:
-        """The capabilities that change generated source, for headers and listings (inline_ptx only
-        where set, so the targets without it keep their header line)."""
+        """The capabilities that change generated source, for headers and listings (inline_ptx, mma and
+        grid_dependency only where set, so the targets without them keep their header line)."""
         caps = {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
-        return {**caps, **{k: True for k in ("inline_ptx", "mma") if getattr(self, k)}}
+        return {**caps, **{k: True for k in ("inline_ptx", "mma", "grid_dependency") if getattr(self, k)}}
 
     def describe(self) -> str:
         """One line: name, language and capabilities (the generated file's header uses it)."""
@@ -79,9 +85,11 @@ class Target:
 
 
 def _cuda(sm: int) -> Target:
-    # Every sm_XY from 6.1 has dp4a and fp16 arithmetic; bf16 conversions and f16 mma from sm_80.
+    # Every sm_XY from 6.1 has dp4a and fp16 arithmetic; bf16 conversions and f16 mma from sm_80;
+    # programmatic dependent launch from sm_90.
     return Target(f"cuda-sm{sm}", "cuda", "CUDA C++17", fp16=True, bf16=sm >= 80, subgroup_size=32,
-                  subgroup_sizes=(32,), dot4=True, arch=f"sm_{sm}", mma=sm >= 80)  # fmt: skip
+                  subgroup_sizes=(32,), dot4=True, arch=f"sm_{sm}", mma=sm >= 80,
+                  grid_dependency=sm >= 90)  # fmt: skip
 
 
 _PROFILES = (

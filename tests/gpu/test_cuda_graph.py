@@ -160,3 +160,33 @@ def test_a_device_buffer_dropped_during_a_capture_is_freed_after_it(cuda_device,
     assert torch.equal(y, x * 2)
     cuda_driver.DeviceBuffer(cuda_device.cu, cuda_device.ctx.handle, 16)  # frees what waited
     assert ptr not in [p for _, _, p in cuda_driver._deferred]
+
+
+@pytest.mark.parametrize("fmt, m, dtype", [("q4_0", 1, "bfloat16"), ("q5_1", 8, "float32"), ("nf4", 8, "float32")])
+def test_two_launch_calls_start_their_product_early_on_sm90(torch_cuda, fmt, m, dtype):
+    """On sm_90 on (target.grid_dependency) a call's second kernel (the product reading x's q8_1 or f16
+    copy) is launched programmatically and waits in-kernel; eager, captured and replayed, and one
+    call after another on new x, it gives what the one-kernel or unwaited forms give."""
+    from qkgen.runtime import api
+
+    torch = torch_cuda
+    w = np.random.default_rng(1).standard_normal((N, K)).astype(np.float32)
+    qt = _on_cuda(torch, reference.quantize(w, fmt))
+    x = torch.randn(m, K, device="cuda", dtype=getattr(torch, dtype))
+    plans, _ = api.gemv_plans(qt, x, None)
+    assert len(plans) == 2
+    sm90 = torch.cuda.get_device_capability() >= (9, 0)  # the device's, not its target's: that is what is tested
+    assert plans[1].dev.target.grid_dependency == sm90
+    assert [p.kernel.programmatic for p in plans] == [False, sm90] and plans[1].ks.grid_wait == sm90
+    ys = [qkgen.gemv(qt, x * (i + 1)) for i in range(4)]  # back to back: each product waits for its own x
+    want = [qkgen.gemv(qt, x * (i + 1), path="float").float() for i in range(4)]
+    for y, ref in zip(ys, want):
+        assert float((y.float() - ref).norm() / ref.norm()) < 2e-2
+    graph, xin = torch.cuda.CUDAGraph(), x.clone()
+    with torch.cuda.graph(graph):
+        yg = qkgen.gemv(qt, xin)
+    for i in range(3):
+        xin.copy_(x * (i + 2))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(yg, ys[i + 1])

@@ -214,5 +214,14 @@ class CUDADialect(PTXMatrixProducts, Dialect):
     def warp_barrier(self) -> str:
         return "__syncwarp();"
 
+    # Programmatic dependent launch (target.grid_dependency, sm_90 on; no other dialect spells it):
+    # wait for the grid before this one in its stream to end, its writes visible; let the grid after
+    # this one start now (it waits for this one itself).
+    def grid_wait(self) -> str:
+        return 'asm volatile("griddepcontrol.wait;" ::: "memory");'
+
+    def grid_release(self) -> str:
+        return 'asm volatile("griddepcontrol.launch_dependents;" ::: "memory");'
+
 
 DIALECT = CUDADialect

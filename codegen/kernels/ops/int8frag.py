@@ -128,6 +128,7 @@ GEMV_INT8FRAG = OpSpec(
     name="gemv_int8frag", template="gemv_int8frag.jinja",
     doc="y = x @ W.T through q8_1 activations, int8 warp matrix products, W in its fragments layout",
     context=_gemv_context, grid=_gemv_grid, accepts=accepts, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
+    grid_role="reads_prior",
     reference=int8dot_reference, notes={"variants": False},
 )  # fmt: skip
 

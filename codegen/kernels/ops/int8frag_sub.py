@@ -179,6 +179,7 @@ GEMV_INT8FRAG_SUB = OpSpec(
     name="gemv_int8frag_sub", template="gemv_int8frag_sub.jinja",
     doc="y = x @ W.T for super-block rows through q8_1 activations, int8 warp matrix products, W in fragments",
     context=_gemv_context, grid=_gemv_grid, accepts=accepts, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
+    grid_role="reads_prior",
     reference=int8dot_reference, notes={"variants": False},
 )  # fmt: skip
 

@@ -99,5 +99,6 @@ SPEC = OpSpec(
     name="gemv_int8mma", template="gemv_int8mma.jinja",
     doc="y = x @ W.T through q8_1 activations, int8 warp matrix products",
     context=_context, grid=_grid, accepts=accepts, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
+    grid_role="reads_prior",
     reference=int8dot_reference, notes={"variants": False},
 )  # fmt: skip

@@ -92,5 +92,6 @@ SPEC = OpSpec(
     name="gemv_int8mma_sub", template="gemv_int8mma_sub.jinja",
     doc="y = x @ W.T for super-block rows through q8_1 activations, int8 warp matrix products",
     context=_context, grid=_grid, accepts=accepts, outputs=(Output("y", "dtype", lambda s: s["M"] * s["N"]),),
+    grid_role="reads_prior",
     reference=int8dot_reference, notes={"variants": False},
 )  # fmt: skip

@@ -131,6 +131,7 @@ def _context(req: Request) -> dict:
     pairs = f16_pairs(fmt) if want and ptype == "f16" else []
     terms = _table_pairs(req, limit, tiles, warps, tables, local_arrays) if want and two else _pair_terms(fmt) if pairs else {}
     return dict(x_f32=req.dtype == "f32" and not x_rounded, x_rounded=x_rounded,
+                grid_role="reads_prior" if x_rounded else "",
                 ept=CHUNK, chunk_bytes=chunk_bytes, code_align=align, code_at=code_at, word_loads=word_loads,
                 ptype=ptype, pairs=pairs, table_pairs=want and two, **terms, tables=tables, args=args + local_arrays,
                 tiles=tiles, warps=warps, rows=16 * tiles, frag_words=FRAG_WORDS, wg=wg,

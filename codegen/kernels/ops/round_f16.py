@@ -41,7 +41,7 @@ def _grid(ks, sizes: dict):
 SPEC = OpSpec(
     name="round_to_f16", template="round_to_f16.jinja",
     doc="f32 activations -> f16 pairs, rounded once (the mma path's x from M where that is faster)",
-    context=_context, grid=_grid, dtypes=("f32",), format_free=True,
+    context=_context, grid=_grid, dtypes=("f32",), format_free=True, grid_role="feeds_next",
     outputs=(Output("xh", "u32", lambda s: s["M"] * s["K"] // 2),),
     reference=round_reference,
 )  # fmt: skip

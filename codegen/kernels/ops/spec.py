@@ -110,6 +110,11 @@ class OpSpec:
     # The op reads no format row (exact_sum): render() takes format None or any row and ignores
     # it; the kernel name and header name no format; the catalog lists its kernels once.
     format_free: bool = False
+    # Where the op sits in a call's chain of launches, for programmatic dependent launch
+    # (target.grid_dependency): "reads_prior" (it reads what the launch before it wrote: x's copy),
+    # "feeds_next" (the launch after it reads its output), "" neither. A context may return its own
+    # "grid_role" (gemv_mma reads a prior launch's output only in its x_rounded form).
+    grid_role: str = ""
 
     def formats(self) -> tuple[str, ...]:
         return tuple(f.name for f in rows() if self.accepts(f))

@@ -132,7 +132,6 @@ def _render(op: str, fmt: Format | None, t: Target, dtype: str, blocksize: int |
     row = {"blocksize": bs, "nested": nested, "scale_mode": scale_mode} if fmt is not None else {}
     params = {"dtype": dtype, **row,
               **{k: ctx[k] for k in ("ept", "cpi", "mmax", "rpw", "slices", "tiles", "rounds", "fast_decode", "lanes", "per_lane", "k_multiple") if k in ctx},
-              **{k: ctx[k] for k in ("early_lines",) if ctx.get(k)},
               **{k: True for k in ("stage_x", "local_sums", "lane_group", "word_loads", "prefetch", "pairs") if ctx.get(k)},
               **{k: True for k, on in (("grid_wait", grid_wait), ("grid_release", grid_release)) if on}, "wg": wg}  # fmt: skip
     header = _header(name, spec.template, fmt, t, params)

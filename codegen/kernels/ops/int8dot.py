@@ -27,7 +27,6 @@ from .dequantize import decodes
 from .spec import LOCAL_BYTES, MAX_M, OpSpec, Output, Request, default_word_loads, lanes_of, load_align, part_index
 
 ACT = "q8_1"  # the activation format: f16 d and s = d * sum(q), 32 signed 8-bit codes
-EARLY_LINES = 2  # gemv_int8dot's early_lines where it waits for x's copy in-kernel (sm_90 on)
 
 
 def is_q8_1_row(fmt) -> bool:
@@ -239,18 +238,9 @@ def _gemv_context(req: Request) -> dict:
         raise QKGenValueError(f"stage_x: True stages q8_1 blocks, not planes, for super-block rows ({fmt.name}); "
                               "allowed: False with x_planes")  # fmt: skip
     word_loads = req.pop_bool("word_loads", default_word_loads(t))  # 2-byte aligned codes as shifted words
-    # early_lines: where the kernel waits for x's copy in-kernel (target.grid_dependency), each
-    # work-item first asks L2 for up to this many 128-byte lines of the work-group's rows of W (the
-    # blocks layout: one run of bytes), which no launch before it writes: DRAM works while x is quantized
-    early = t.grid_dependency and layout == "blocks" and req.d.prefetch_l2 is not None
-    early_lines = req.pop_int("early_lines", EARLY_LINES if early else 0, 0, 16)
-    if early_lines and not early:
-        raise QKGenValueError(f"early_lines: {early_lines} needs a target that waits for x's copy in-kernel (CUDA "
-                              f"sm_90 on) and W in blocks; allowed: 0 here")  # fmt: skip
     teams = dict(args=args, lanes=lanes, rows=wg // (lanes * slices) * rpw, groups=wg // (lanes * slices),
                  team=lanes * slices, rpw=rpw, slices=slices, part_at=part_index(rpw, mmax), mmax=mmax, act=act,
-                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads,
-                 early_lines=early_lines)  # fmt: skip
+                 wg=wg, layout=layout, x_planes=x_planes, stage_x=stage_x, word_loads=word_loads)  # fmt: skip
     if x_planes:  # the activation planes the terms read, and each field of the current q8_1 block (xat)
         xfields = ("qs", "d", "s") if reads_x_sum(fmt, act) else ("qs", "d")
         teams.update(xplanes=[p for p in field_planes(act) if p.field in xfields], xfield_at=_entries(act, "x", "xb"))

@@ -151,7 +151,9 @@ def test_pairs_is_the_default_for_large_bitsandbytes_weights_at_m1_on_cuda(fmt, 
     assert default_path(cuda, row, 2, dtype, 8192, 8192) != "pairs"
     assert default_path(cuda, row, 1, "f32", 8192, 8192) != "pairs"
     assert default_path(get_target("opencl-intel-gpu"), row, 1, "f16", 8192, 8192) == "float"
-    assert default_path(get_target("cuda-sm90"), qkgen.formats.get("int4"), 1, dtype, 8192, 8192) == "float"
+    # int4 takes the mma path's pair table from M = 1 with 16-bit x (run 184), the float path with f32 x
+    int4 = qkgen.formats.get("int4")
+    assert default_path(cuda, int4, 1, dtype, 8192, 8192) == "mma" and default_path(cuda, int4, 1, "f32") == "float"
 
 
 @pytest.mark.parametrize("n, slices", [(4096, 4), (6144, 2), (8192, 2), (11008, 1), (14336, 1), (28672, 1)])

@@ -140,8 +140,11 @@ def default_lane_group(target: Target) -> bool:
 # blockwise8 at M = 1 (H200, qkgen bench, public calls' kernels, cold, runs 142 and 144,
 # docs/bench/2026-11-28-h200-session28.md): mma 35.2 us against float 37.7 (4096 x 14336, f16 x),
 # 40.9 against 41.4 (8192^2, bf16 x), so from M = 1 as with f32 x.
+# int4 from M = 1 since session 33's pair table (H200 run 184, public calls, cold,
+# docs/bench/2026-12-02-h200-session34.md): mma 15.3 us against float 17.7 (4096 x 14336, f16 x),
+# 18.9 against 19.0 (8192^2, bf16 x), within the float path's error.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 2, "blockwise8": 1, "int2": 1}),
+    "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 1, "blockwise8": 1, "int2": 1}),
     "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_0": 2, "q4_1": 2}),
 })  # fmt: skip
 
@@ -160,8 +163,10 @@ FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # at M = 2, 39.5 -> 26.2 at M = 4 (23.8 -> 25.4 at M = 1: the float path stays); blockwise8 44.6 ->
 # 37.3 at M = 1 (x rounded in the kernel), 44.2 -> 38.6 at M = 2, 50.9 -> 39.7 at M = 4. So int8
 # from M = 2 and blockwise8 from M = 1.
+# int4 from M = 2 again: with the pair table its M = 1 kernel (x rounded in it) took 27.2 us against
+# the float path's 20.5 (H200 run 184, 4096 x 14336, public calls, cold; both trees of that run).
 FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 1, "int8": 2, "blockwise8": 1}),
+    "cuda": MappingProxyType({"nf4": 1, "fp4": 1, "int4": 2, "int8": 2, "blockwise8": 1}),
     # NVIDIA's OpenCL (run 71, f32 x): nf4 nested 35.5 against 40.7 us at M = 2, 57.5 against 70.4 at 8
     "opencl-nvidia": MappingProxyType({"nf4": 2}),
 })  # fmt: skip

@@ -64,7 +64,9 @@ def test_off_by_default_and_named_when_on():
     assert "lane_group" not in base.source and base.name == "quantize_q8_1_q8_1_f16"
     on = render("quantize_q8_1", ACT, "cuda-sm90", dtype="f16", lane_group=True)
     assert on.name == "quantize_q8_1_q8_1_f16_lane_group1"
-    assert "lanes=32 lane_group=1 wg=128" in on.source and "qk_warp_max(amax)" in on.source
+    params = next(line for line in on.source.splitlines() if line.startswith(" * params:"))
+    assert " lanes=32 lane_group=1 " in params and params.endswith(" wg=128"), params
+    assert "qk_warp_max(amax)" in on.source
     assert render("quantize_q8_1", ACT, "cuda-sm90", dtype="f16", lane_group=False).source.replace(
         "_lane_group0", "") == base.source  # fmt: skip
 

@@ -7,6 +7,8 @@ CL_DEVICE_SUB_GROUP_SIZES_INTEL (pyopencl does not expose it, so it is read thro
 pyopencl itself uses); a device that has sub-groups but cannot say which sizes gets none: the
 kernels' local-memory fallback is right on every device, a guessed size is not. dot4:
 cl_khr_integer_dot_product, or on NVIDIA's OpenCL PTX dp4a (inline_ptx, compute capability 6.1 on).
+registers: a GPU with Intel's sub-groups (cl_intel_subgroups) holds Intel's register file
+(kernels.target.intel_gpu_registers); elsewhere 0, no limit.
 
 inline_ptx: NVIDIA's own OpenCL compiler (the platform's vendor: no attribute names the compiler)
 takes inline PTX; the device's compute capability (cl_nv_device_attribute_query) gives its arch,
@@ -22,9 +24,10 @@ import glob
 import os
 import re
 
-from ..kernels.target import Target
+from ..kernels.target import Target, intel_gpu_registers
 
 CL_DEVICE_SUB_GROUP_SIZES_INTEL = 0x4108
+CL_DEVICE_TYPE_GPU = 1 << 2
 _SUBGROUP_EXTENSIONS = ("cl_khr_subgroups", "cl_intel_subgroups")
 _loader: ctypes.CDLL | None | bool = None
 
@@ -126,4 +129,12 @@ def device_target(dev, name: str) -> Target:
         arch=f"sm_{cc[0]}{cc[1]}" if cc else "",
         inline_ptx=cc is not None,
         mma=cc is not None and cc >= (8, 0) and 32 in sizes,  # PTX mma.sync, as on CUDA
+        registers=intel_gpu_registers(chosen_subgroup_size(sizes)) if _is_gpu(dev) and "cl_intel_subgroups" in exts else 0,
     )
+
+
+def _is_gpu(dev) -> bool:
+    try:
+        return bool(int(dev.type) & CL_DEVICE_TYPE_GPU)
+    except Exception:  # a device that cannot say: no register limit, the kernels as written
+        return False

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendUnavailable, QKGenValueError
-from ..kernels.target import Target
+from ..kernels.target import Target, intel_gpu_registers
 from . import sycl_launch, sycl_native
 from .alloc import check_alloc, check_output_shape
 from .base import (VECTOR_ALIGN, Backend, Device, DeviceInfo, bundle_source, ceiling_bytes, copy_gbps,
@@ -52,9 +52,20 @@ def dpctl():
 
 def device_target(dev, name: str) -> Target:
     sizes = tuple(sorted({int(s) for s in dev.sub_group_sizes or ()}))
+    sg = chosen_subgroup_size(sizes)
     # dot4 stays False: dpctl does not list device extensions, so a native int8 dot is unverified.
+    # registers: the GPUs this backend lists (ORDER: Level Zero and OpenCL GPUs of intel-sycl-rt,
+    # which builds SPIR-V for Intel's devices) hold Intel's register file.
     return Target(name=f"sycl:{name}", backend="sycl", lang="SYCL 2020", fp16=bool(dev.has_aspect_fp16),
-                  bf16=False, subgroup_size=chosen_subgroup_size(sizes), subgroup_sizes=sizes, dot4=False)
+                  bf16=False, subgroup_size=sg, subgroup_sizes=sizes, dot4=False,
+                  registers=intel_gpu_registers(sg) if _is_gpu(dev) else 0)  # fmt: skip
+
+
+def _is_gpu(dev) -> bool:
+    try:
+        return bool(dev.is_gpu)
+    except Exception:  # a device that cannot say: no register limit, the kernels as written
+        return False
 
 
 class SYCLBackend(Backend):

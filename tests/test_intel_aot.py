@@ -97,6 +97,22 @@ class TestOpenCLOnTgllp(_OpenCLOnDevice):
     device = "tgllp"
 
 
+@pytest.mark.parametrize("device", ("dg2", "pvc"))
+def test_float_gemv_keeps_its_arrays_in_registers(ocloc, device):
+    """The float GEMV, the path every call on an Intel GPU takes, at the sub-group-16 profile's
+    defaults (Target.registers: 1 row a lane group and chunks of 8 at M > 1): every row, M = 1 and
+    M = 8, f32 x (the most registers), built for Arc (dg2) and Data Center Max (pvc) with nothing
+    kept in memory: no private arrays, no spills. At 4 rows of 16-32 elements every M = 8 kernel
+    kept 552-944 bytes a work-item in memory on dg2."""
+    t = PROFILES["opencl-intel-gpu"]
+    units = aot.opencl_units(targets=[t], only=lambda v: v["op"] == "gemv" and v.get("dtype") == "f32")
+    assert {u["params"]["mmax"] for u in units} == {1, 8} and len(units) >= 50, len(units)
+    results = aot.compile_units(ocloc, units, device, JOBS)
+    _check(results, f"gemv-{device}")
+    held = [(n, k.get("spill", 0), k["mem"]) for r in results for n, k in r.kernels.items() if k.get("spill") or k["mem"]]
+    assert not held, held
+
+
 def test_every_device_has_an_opencl_class():
     assert sorted(c.device for c in _OpenCLOnDevice.__subclasses__()) == sorted(DEVICES)
 

@@ -37,6 +37,12 @@ class Target:
     # before it in its stream ends, and waits for that grid in-kernel (PTX griddepcontrol) before it
     # reads what that grid wrote; the grid before it lets it start early.
     grid_dependency: bool = False
+    # The 32-bit registers a work-item may hold before its compiler keeps arrays in memory instead
+    # (0: enough for every kernel as written, as on CUDA's 255 a thread and on CPUs). An Intel GPU
+    # thread has 128 registers of 32 bytes (4 KB) for all its lanes: 64 a work-item at sub-group
+    # 16, 32 at 32. Kernels that keep many values a lane (the GEMV's rows decoded once for every
+    # activation row) take fewer rows where this is small.
+    registers: int = 0
 
     def __post_init__(self) -> None:
         from ..errors import QKGenValueError
@@ -60,6 +66,8 @@ class Target:
             raise QKGenValueError(f"target.grid_dependency: only for CUDA targets (sm_90 on), not {self.backend}")
         if self.inline_ptx and self.backend != "opencl":
             raise QKGenValueError(f"target.inline_ptx: only for OpenCL targets (NVIDIA's OpenCL), not {self.backend}")
+        if not isinstance(self.registers, int) or isinstance(self.registers, bool) or self.registers < 0:
+            raise QKGenValueError(f"target.registers: {self.registers!r}; allowed: an int >= 0 (0: no limit)")
         if self.subgroup_size and self.subgroup_sizes and self.subgroup_size not in self.subgroup_sizes:
             raise QKGenValueError(f"target.subgroup_size: {self.subgroup_size} is not one of the device's "
                                   f"sub-group sizes {self.subgroup_sizes}")  # fmt: skip
@@ -69,10 +77,11 @@ class Target:
         return self.subgroup_size > 0
 
     def caps(self) -> dict[str, object]:
-        """The capabilities that change generated source, for headers and listings (inline_ptx, mma and
-        grid_dependency only where set, so the targets without them keep their header line)."""
+        """The capabilities that change generated source, for headers and listings (inline_ptx, mma,
+        grid_dependency and registers only where set, so the targets without them keep their header line)."""
         caps = {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
-        return {**caps, **{k: True for k in ("inline_ptx", "mma", "grid_dependency") if getattr(self, k)}}
+        caps.update({k: True for k in ("inline_ptx", "mma", "grid_dependency") if getattr(self, k)})
+        return {**caps, **({"registers": self.registers} if self.registers else {})}
 
     def describe(self) -> str:
         """One line: name, language and capabilities (the generated file's header uses it)."""
@@ -92,6 +101,13 @@ def _cuda(sm: int) -> Target:
                   grid_dependency=sm >= 90)  # fmt: skip
 
 
+def intel_gpu_registers(subgroup_size: int) -> int:
+    """The registers a work-item of an Intel GPU may hold (Target.registers) at this sub-group size:
+    128 registers of 32 bytes a hardware thread (Gen9 to Xe-HPG; Xe-HPC has twice the bytes, and
+    gets this lower count), shared by its lanes."""
+    return 128 * 32 // (4 * subgroup_size) if subgroup_size else 0
+
+
 _PROFILES = (
     *(_cuda(sm) for sm in (80, 86, 89, 90, 100, 120)),
     # NVIDIA's OpenCL: C 1.2, no cl_khr_fp16 arithmetic, no sub-groups, no integer dot product (what
@@ -107,15 +123,16 @@ _PROFILES = (
            subgroup_sizes=(4, 8, 16, 32, 64), dot4=True),  # fmt: skip
     # Intel Arc / Data Center GPUs through OpenCL: sub-group 16 is the native width.
     Target("opencl-intel-gpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
-           subgroup_sizes=(16, 32), dot4=True),  # fmt: skip
+           subgroup_sizes=(16, 32), dot4=True, registers=intel_gpu_registers(16)),  # fmt: skip
     # Sub-group 32 without the int8 dot built-in: Intel's compiler (IGC 1.0.12504) makes it a stack
     # call, and a kernel with stack calls drops to SIMD16 on dg2/tgllp, breaking a 32-lane kernel.
     Target("opencl-intel-gpu-sg32", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=32,
-           subgroup_sizes=(16, 32), dot4=False),  # fmt: skip
+           subgroup_sizes=(16, 32), dot4=False, registers=intel_gpu_registers(32)),  # fmt: skip
     Target("pocl", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
-    Target("sycl-intel-gpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16, subgroup_sizes=(16, 32)),
+    Target("sycl-intel-gpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16, subgroup_sizes=(16, 32),
+           registers=intel_gpu_registers(16)),  # fmt: skip
     Target("sycl-intel-gpu-sg32", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=32,
-           subgroup_sizes=(16, 32)),  # fmt: skip
+           subgroup_sizes=(16, 32), registers=intel_gpu_registers(32)),  # fmt: skip
     Target("sycl-cpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16,
            subgroup_sizes=(4, 8, 16, 32, 64)),  # fmt: skip
 )

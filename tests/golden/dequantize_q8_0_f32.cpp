@@ -2,7 +2,7 @@
  * kernel:   dequantize_q8_0_f32
  * template: dequantize.jinja
  * format:   q8_0: GGUF Q8_0: q * d; 34-byte blocks are only 2-byte aligned
- * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
+ * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0 registers=64
  * params:   dtype=f32 blocksize=32 nested=0 scale_mode=None ept=4 cpi=1 wg=256
  */
 #include <sycl/sycl.hpp>

@@ -2,7 +2,7 @@
  * kernel:   embedding_nvfp4_f16
  * template: embedding.jinja
  * format:   nvfp4: NVFP4: E2M1 codes, a UE4M3 scale per 16; in each 16, j and j+8 share a byte
- * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
+ * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0 registers=64
  * params:   dtype=f16 blocksize=64 nested=0 scale_mode=None ept=8 wg=128
  */
 #include <sycl/sycl.hpp>

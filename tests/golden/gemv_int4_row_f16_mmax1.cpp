@@ -2,7 +2,7 @@
  * kernel:   gemv_int4_row_f16_mmax1
  * template: gemv.jinja
  * format:   int4: 4-bit two's complement, element 2i in the low nibble
- * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0
+ * target:   sycl-intel-gpu (SYCL 2020) fp16=1 bf16=0 subgroup_size=16 dot4=0 registers=64
  * params:   dtype=f16 blocksize=128 nested=0 scale_mode=row ept=32 mmax=1 rpw=2 slices=2 fast_decode=1 lanes=16
  *           wg=128
  */

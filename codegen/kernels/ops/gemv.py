@@ -42,7 +42,14 @@ def _context(req: Request) -> dict:
     # - M = 8: 16-element chunks of 4 rows each, so x chunks (re-read per row group) serve 4 rows
     #   and stay few registers: nf4 f32 x 257 -> 133 us, q8_0 f16 x 109 -> 76 us. Split-packed
     #   rows (q4_0..q5_1) keep whole 32-element blocks.
-    ept, chunk_bytes, align = chunking(req, whole_blocks=True, cap=16 if mmax > 1 else None)
+    # A small register file (Target.registers; Intel GPUs): a lane's arrays went to memory at these
+    # defaults. Intel's offline compiler for dg2 (ocloc, sub-group 16, docs/intel.md): at M = 8 4
+    # rows of 16-32 elements kept 552-944 bytes a work-item in memory for every row of the table;
+    # 1 row of 8 elements, none (whole split-packed blocks: none at 1 row). At M = 1 with f32 x, 4
+    # rows of 32 elements kept 320-576 bytes for 9 rows; 2 rows, none.
+    small = 0 < t.registers < 128
+    cap = (8 if small else 16) if mmax > 1 else None
+    ept, chunk_bytes, align = chunking(req, whole_blocks=True, cap=cap)
     whole = fmt.inline and ept == fmt.block
     # A split-packed chunk smaller than its block (K-quants, NVFP4) shares a slot: its code words
     # are shifted to slot 0 where they are loaded, so the decode reads them as slot 0 (code_at).
@@ -52,7 +59,8 @@ def _context(req: Request) -> dict:
     high = at and at["high"] and {**at["high"], "code_at": locate(fmt, i, 1)}
     # M = 1 with f32 x: twice the rows, as each x chunk is twice the bytes (H100, f32 x, cold: q4_0
     # 38.1 -> 27.6 us, q8_0 44.2 -> 30.2, nf4 nested 46.4 -> 35.1, int4 row 35.5 -> 25.5).
-    rpw = req.pop_int("rpw", 4 if mmax > 1 else (2 if ept == 32 else 1) * (2 if req.dtype == "f32" else 1), 1, 8)
+    wide_x = 2 if req.dtype == "f32" and not small else 1
+    rpw = req.pop_int("rpw", (1 if small else 4) if mmax > 1 else (2 if ept == 32 else 1) * wide_x, 1, 8)
     fast = req.pop_bool("fast_decode", True) and fmt.code != "table"  # tables decode by lookup anyway
     lanes = lanes_of(t)
     # M > 1: x staged in local memory as f32 for 8 lane groups (wg 256), their sums added up there

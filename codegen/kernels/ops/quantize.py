@@ -198,8 +198,11 @@ def _blocks_context(req: Request, how: str) -> dict:
                sub=fmt.sub_block or fmt.block, nsub=nsub, k=kquant_search(fmt) or {})  # fmt: skip
     if how in SEARCH_RULES:
         # lanes: work-items a block, each taking nsub / lanes sub-blocks through the search; the
-        # block's scales and codes meet in local memory
-        lanes = req.pop_int("lanes", 1, 1, nsub)
+        # block's scales and codes meet in local memory. One sub-block a work-item where the register
+        # file is small (Target.registers): a whole block's search kept 2112-2432 bytes a work-item in
+        # memory on dg2 (ocloc, sub-group 16), one sub-block's 0-640 (docs/intel.md).
+        small = 0 < req.target.registers < 128
+        lanes = req.pop_int("lanes", nsub if small else 1, 1, nsub)
         if nsub % lanes:
             raise QKGenValueError(f"lanes: {lanes}; allowed: a divisor of {nsub}, the sub-blocks of a {fmt.name} block")
         wg = req.pop_wg(64, lanes)

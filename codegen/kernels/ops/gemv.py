@@ -45,11 +45,12 @@ def _context(req: Request) -> dict:
     # A small register file (Target.registers; Intel GPUs): a lane's arrays went to memory at these
     # defaults. Intel's offline compiler for dg2 (ocloc, sub-group 16, docs/intel.md): at M = 8 4
     # rows of 16-32 elements kept 552-944 bytes a work-item in memory for every row of the table;
-    # 1 row of 8 elements, none (whole split-packed blocks: none at 1 row). At M = 1 with f32 x, 4
-    # rows of 32 elements kept 320-576 bytes for 9 rows; 2 rows, none.
+    # 1 row of 8 elements, none; through SYCL, 1 row of q4_1's or q5_1's whole blocks still kept 304
+    # bytes, so split-packed rows take 8 elements there too. At M = 1 with f32 x, 4 rows of 32
+    # elements kept 320-576 bytes for 9 rows; 2 rows, none.
     small = 0 < t.registers < 128
     cap = (8 if small else 16) if mmax > 1 else None
-    ept, chunk_bytes, align = chunking(req, whole_blocks=True, cap=cap)
+    ept, chunk_bytes, align = chunking(req, whole_blocks=not (small and mmax > 1), cap=cap)
     whole = fmt.inline and ept == fmt.block
     # A split-packed chunk smaller than its block (K-quants, NVFP4) shares a slot: its code words
     # are shifted to slot 0 where they are loaded, so the decode reads them as slot 0 (code_at).

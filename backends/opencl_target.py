@@ -117,19 +117,20 @@ def device_target(dev, name: str) -> Target:
     cc = nvidia_compute_capability(dev, exts)
     if cc is not None and cc >= (7, 0) and not sizes:  # NVIDIA's own compiler: its warps, by PTX shuffles
         sizes = (32,)
+    sg = chosen_subgroup_size(sizes)
     return Target(
         name=f"opencl:{name}",
         backend="opencl",
         lang=f"OpenCL C {major}.{minor}",
         fp16="cl_khr_fp16" in exts,
         bf16=False,
-        subgroup_size=chosen_subgroup_size(sizes),
+        subgroup_size=sg,
         subgroup_sizes=sizes,
         dot4="cl_khr_integer_dot_product" in exts or (cc is not None and cc >= (6, 1)),
         arch=f"sm_{cc[0]}{cc[1]}" if cc else "",
         inline_ptx=cc is not None,
         mma=cc is not None and cc >= (8, 0) and 32 in sizes,  # PTX mma.sync, as on CUDA
-        registers=intel_gpu_registers(chosen_subgroup_size(sizes)) if _is_gpu(dev) and "cl_intel_subgroups" in exts else 0,
+        registers=intel_gpu_registers(sg) if _is_gpu(dev) and "cl_intel_subgroups" in exts else 0,
     )
 
 

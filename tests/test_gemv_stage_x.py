@@ -54,10 +54,13 @@ def _device(devices, where: str):
 
 def _k_with_tail(ks, fmt, group: int = 0) -> int:
     """A K of whole chunks and blocks (and scale groups, group > 0) whose last step holds fewer
-    chunks than a team takes."""
+    chunks than a team takes; where every whole unit is whole steps (a team takes a block a step),
+    three units: no step can be partial."""
     ept = ks.param("ept")
     step = ks.param("lanes") * ks.param("slices") * ept
     unit = math.lcm(ept, fmt.block if fmt.inline else 1, group or 1)
+    if unit % step == 0:
+        return 3 * unit
     k = step + unit
     while k % step == 0 or k < step:
         k += unit

@@ -8,7 +8,6 @@ those defaults on the CPU devices rendered with registers=64, against the refere
 work-item: tests/test_quantize_device.py's test_k_quant_search_lanes."""
 
 import dataclasses
-import math
 
 import numpy as np
 import pytest
@@ -39,6 +38,7 @@ def test_registers_is_validated_and_shown_only_where_set():
     assert {n: t.registers for n, t in PROFILES.items() if t.registers} == {
         "opencl-intel-gpu": 64, "opencl-intel-gpu-sg32": 32, "sycl-intel-gpu": 64, "sycl-intel-gpu-sg32": 32}  # fmt: skip
     assert intel_gpu_registers(16) == 64 and intel_gpu_registers(0) == 0
+    assert INTEL.few_registers and not PROFILES["cuda-sm90"].few_registers and not PROFILES["pocl"].few_registers
 
 
 def test_gemv_defaults_follow_the_register_file():
@@ -87,14 +87,6 @@ def _with_small_registers(devices, where):
     return dev, dataclasses.replace(t, registers=64, name=t.name + "-registers64")
 
 
-def _k(ks, fmt, group: int) -> int:
-    """A K with a tail step where a step is not a multiple of the block; else three blocks (a
-    super-block row whose team takes a block a step has no partial step)."""
-    step = ks.param("lanes") * ks.param("slices") * ks.param("ept")
-    block = math.lcm(fmt.block if fmt.inline else 1, group or 1)
-    return 3 * block if step % block == 0 and block >= step else _k_with_tail(ks, fmt, group)
-
-
 ROWS = get_op("gemv").formats()
 CASES = [pytest.param(where, name, dtype, mmax, m, id=f"{where}-{name}-{dtype}-mmax{mmax}-m{m}")
          for (name, (dtype, mmax, m)), where in spread(
@@ -111,7 +103,7 @@ def test_gemv_at_small_register_defaults(where, name, dtype, mmax, m, devices, r
     if mmax > 1:
         # at most 8 elements, or one 32-bit word of codes where a word holds more
         assert ks.param("rpw") == 1 and ks.param("ept") <= max(8, 32 // fmt.bits), ks.params
-    k = _k(ks, fmt, kw["blocksize"] if kw.get("scale_mode") == "group" else 0)
+    k = _k_with_tail(ks, fmt, kw["blocksize"] if kw.get("scale_mode") == "group" else 0)
     qt = reference.quantize(rng.standard_normal((N_ROWS, k)).astype(np.float32), fmt, **kw)
     x = check.gemv_x(rng, m, k, dtype)
     _assert_close(_run(dev, ks, qt, x, m), x, qt, dtype)

@@ -76,6 +76,12 @@ class Target:
     def subgroups(self) -> bool:
         return self.subgroup_size > 0
 
+    @property
+    def few_registers(self) -> bool:
+        """A register file small enough (registers set, under CUDA's 128) that the ops' defaults keep
+        fewer values a lane."""
+        return 0 < self.registers < 128
+
     def caps(self) -> dict[str, object]:
         """The capabilities that change generated source, for headers and listings (inline_ptx, mma,
         grid_dependency and registers only where set, so the targets without them keep their header line)."""

@@ -48,7 +48,7 @@ def _context(req: Request) -> dict:
     # 1 row of 8 elements, none; through SYCL, 1 row of q4_1's or q5_1's whole blocks still kept 304
     # bytes, so split-packed rows take 8 elements there too. At M = 1 with f32 x, 4 rows of 32
     # elements kept 320-576 bytes for 9 rows; 2 rows, none.
-    small = 0 < t.registers < 128
+    small = t.few_registers
     cap = (8 if small else 16) if mmax > 1 else None
     ept, chunk_bytes, align = chunking(req, whole_blocks=not (small and mmax > 1), cap=cap)
     whole = fmt.inline and ept == fmt.block

@@ -201,8 +201,7 @@ def _blocks_context(req: Request, how: str) -> dict:
         # block's scales and codes meet in local memory. One sub-block a work-item where the register
         # file is small (Target.registers): a whole block's search kept 2112-2432 bytes a work-item in
         # memory on dg2 (ocloc, sub-group 16), one sub-block's 0-640 (docs/intel.md).
-        small = 0 < req.target.registers < 128
-        lanes = req.pop_int("lanes", nsub if small else 1, 1, nsub)
+        lanes = req.pop_int("lanes", nsub if req.target.few_registers else 1, 1, nsub)
         if nsub % lanes:
             raise QKGenValueError(f"lanes: {lanes}; allowed: a divisor of {nsub}, the sub-blocks of a {fmt.name} block")
         wg = req.pop_wg(64, lanes)

@@ -164,7 +164,7 @@ class OpenCLDevice(Device):
         major, minor = opencl_c_version(self.dev)
         opts = [f"-cl-std=CL{major}.{minor}"] if major >= 2 else []
         # quantize_q8_1 divides (amax / 127, 1 / d) and must match the reference bit for bit.
-        return opts + ["-cl-fp32-correctly-rounded-divide-sqrt"]
+        return opts + ["-cl-fp32-correctly-rounded-divide-sqrt", *self.quick_build_options()]
 
     def _build(self, ks, opts: list[str], key: str):
         c = cl()

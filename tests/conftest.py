@@ -5,6 +5,7 @@ import zlib
 import numpy as np
 import pytest
 
+import qkgen.backends.base
 import qkgen.runtime.plan
 
 
@@ -20,6 +21,18 @@ def poisoned():
     before, qkgen.runtime.plan.POISON_OUTPUTS = qkgen.runtime.plan.POISON_OUTPUTS, True
     yield
     qkgen.runtime.plan.POISON_OUTPUTS = before
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quick_builds(request):
+    """Files marked quick_build (tests of kernel variants: a knob's kernels against the defaults'
+    or the reference) build on the CPU devices without the optimizer (qkgen.backends.base.QUICK_BUILDS):
+    the same arithmetic, a fraction of the suite's time. The files of the default paths build as
+    users do."""
+    before = qkgen.backends.base.QUICK_BUILDS
+    qkgen.backends.base.QUICK_BUILDS = request.node.get_closest_marker("quick_build") is not None
+    yield
+    qkgen.backends.base.QUICK_BUILDS = before
 
 
 def _work_unit(item) -> str:

@@ -22,6 +22,8 @@ from qkgen.runtime.plan import Plan, ready
 from qkgen.runtime.reduce import device_exact_mean, device_exact_slots
 from qkgen.tools.catalog import variants
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 F32 = np.float32
 TINY = 2.0**-149  # the smallest subnormal float32
 

@@ -13,6 +13,8 @@ from .matrix import spread
 from .test_gemv_prefetch import KW
 from .test_gemv_stage_x import TARGETS, _assert_close, _case, _run, devices  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 ROWS = get_op("gemv").formats()
 KNOBS = [{"rpw": 4, "slices": 4}, {"rpw": 8, "slices": 2}]
 

@@ -28,6 +28,8 @@ from qkgen.tools import check
 from .test_cuda_compile import ARCHES, assert_build_without_warnings
 from .test_generated_source import assert_read_well
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 opencl = get("opencl")
 needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")
 

@@ -24,6 +24,8 @@ from .test_cuda_compile import ARCHES, assert_build_without_warnings
 from .test_gemv_stage_x import _case, _device, _run, devices  # noqa: F401 (a fixture)
 from .test_generated_source import assert_read_well
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 ROWS = [("nf4", {"nested": True, "blocksize": 64}), ("nf4", {"blocksize": 64}), ("fp4", {"blocksize": 128}),
         ("int4", {"scale_mode": "row"}), ("int4", {"scale_mode": "group", "blocksize": 64})]
 KNOBS = [{}, {"rpw": 4, "slices": 2, "wg": 256}, {"rpw": 8, "slices": 2}, {"rpw": 4, "slices": 1, "wg": 256}, {}]

@@ -17,6 +17,8 @@ from .test_cuda_compile import assert_build_without_warnings
 from .test_gemv_stage_x import TARGETS, _assert_close, _case, _run, devices  # noqa: F401 (a fixture)
 from .test_generated_source import assert_read_well
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 KW = {"nf4": {"nested": True, "blocksize": 64}, "fp4": {"blocksize": 64}, "blockwise8": {"blocksize": 256},
       "int8": {"scale_mode": "row"}, "int4": {"scale_mode": "group", "blocksize": 64},
       "int2": {"scale_mode": "row"}, "int1": {"scale_mode": "tensor"}}  # fmt: skip

@@ -24,6 +24,8 @@ from qkgen.tools import check
 
 from .matrix import but, one_per_group, spread
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("nf4", {"nested": True, "blocksize": 64}),
          ("int4", {"scale_mode": "row"}), ("q4_k", {})]  # fmt: skip
 N_ROWS = 67  # not a multiple of any work-group's rows

@@ -35,7 +35,7 @@ INT8DOT = get_op("gemv_int8dot").formats()
 LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]
 BACKENDS = [b for b in ("opencl", "sycl") if get(b).is_available()]
 needs_device = pytest.mark.skipif(not BACKENDS, reason="no OpenCL or SYCL device")
-pytestmark = pytest.mark.early  # one of the longest files: make test starts it first (tests/conftest.py)
+pytestmark = [pytest.mark.early, pytest.mark.quick_build]  # one of the longest files: make test starts it first (tests/conftest.py)
 N_ROWS = 67  # not a multiple of any team's rows per work-group
 
 

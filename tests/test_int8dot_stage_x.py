@@ -33,7 +33,7 @@ LEGACY = [f for f in INT8DOT if is_block_weight(F.get(f))]  # q4_0 .. q8_0
 KQUANTS = [f for f in INT8DOT if f not in LEGACY]
 N_ROWS = 67  # prime: not a multiple of any work-group's rows
 TARGETS = ["opencl", "sycl", "opencl-no-subgroups"]
-pytestmark = pytest.mark.early  # one of the longest files: make test starts it first (tests/conftest.py)
+pytestmark = [pytest.mark.early, pytest.mark.quick_build]  # one of the longest files: make test starts it first (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

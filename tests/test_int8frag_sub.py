@@ -24,6 +24,8 @@ from qkgen.tools import check
 
 from .matrix import spread
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 FORMATS = get_op("gemv_int8frag_sub").formats()
 BACKENDS = [b for b in ("opencl", "sycl") if get(b).is_available()]
 opencl = get("opencl")

@@ -19,6 +19,8 @@ from qkgen.kernels.render import render
 from qkgen.runtime.api import gemv_plans
 from qkgen.tools import check
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 opencl = get("opencl")
 DEVICES = [d.name for d in opencl.devices()] if opencl.is_available() else []
 needs_opencl = pytest.mark.skipif(not opencl.is_available(), reason=f"OpenCL: {opencl.why_unavailable()}")

@@ -21,6 +21,8 @@ from qkgen.runtime.plan import Plan
 
 from .test_int8dot import activations, f32_of, x_host
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 BACKENDS = [b for b in ("opencl", "sycl") if get(b).is_available()]
 needs_device = pytest.mark.skipif(not BACKENDS, reason="no OpenCL or SYCL device")
 ACT = qkgen.formats.get("q8_1")

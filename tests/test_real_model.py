@@ -18,6 +18,9 @@ import pytest
 pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
+# minutes (two loads of the model, 64 generated tokens): started first, not left alone at the end
+pytestmark = pytest.mark.early
+
 
 PROMPTS = ["The capital of France is", "def fibonacci(n):"]
 NEW_TOKENS = 32

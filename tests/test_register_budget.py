@@ -25,6 +25,8 @@ from .matrix import spread
 from .test_gemv_prefetch import KW
 from .test_gemv_stage_x import N_ROWS, _assert_close, _device, _k_with_tail, _run, devices  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.quick_build  # kernel variants: built without the optimizer (tests/conftest.py)
+
 INTEL = PROFILES["opencl-intel-gpu"]
 
 

@@ -26,11 +26,10 @@ from .launch import arg_template, filled, launch_shape  # noqa: F401  (backends 
 
 VECTOR_ALIGN = 16  # kernels use 16-byte vector loads and stores on buffer starts
 # Tests of kernel variants (the quick_build marker, tests/conftest.py) build without the device
-# compiler's optimizer: the same source and arithmetic, built 10-80x faster (Intel's CPU OpenCL: an
-# int8-dot GEMV in 0.1 s instead of 8.6). The options are part of every cache key, so optimized and
-# unoptimized builds never mix. Never for timing.
+# compiler's optimizer (Device.unoptimized): the same source and arithmetic, built much faster (Intel's
+# CPU OpenCL, 2 cores, 2026-12-02: an M = 8 int8-dot GEMV in 0.10 s instead of 8.56). The options are
+# part of every cache key, so optimized and unoptimized builds never mix. Never for timing.
 QUICK_BUILDS = False
-UNOPTIMIZED = {"opencl": ("-cl-opt-disable",), "sycl": ("-O0",)}
 
 
 def bundle_source(kss, line_suffix: str | None = None) -> str:
@@ -180,6 +179,7 @@ class Device(ABC):
 
     backend: str
     info: DeviceInfo
+    unoptimized: tuple[str, ...] = ()  # the build options that turn the optimizer off (QUICK_BUILDS)
 
     def __init__(self, info: DeviceInfo):
         self.info = info
@@ -231,8 +231,8 @@ class Device(ABC):
         return self.quick_build_options()
 
     def quick_build_options(self) -> list[str]:
-        """The options that turn the optimizer off while QUICK_BUILDS is set (none for CUDA)."""
-        return list(UNOPTIMIZED.get(self.backend, ())) if QUICK_BUILDS else []
+        """`unoptimized` while QUICK_BUILDS is set, else nothing."""
+        return list(self.unoptimized) if QUICK_BUILDS else []
 
     @abstractmethod
     def _build(self, ks, opts: list[str], key: str) -> Any: ...

@@ -143,6 +143,7 @@ class OpenCLBackend(Backend):
 
 class OpenCLDevice(Device):
     backend = "opencl"
+    unoptimized = ("-cl-opt-disable",)
     native_name = "pyopencl.array.Array on this device's context"
 
     def __init__(self, info: DeviceInfo, dev, ctx=None, queue=None):

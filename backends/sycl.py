@@ -123,6 +123,7 @@ class SYCLBackend(Backend):
 
 class SYCLDevice(Device):
     backend = "sycl"
+    unoptimized = ("-O0",)  # DPC++'s front end and device code
     native_name = "USM memory (__sycl_usm_array_interface__) or torch XPU tensors on this device"
 
     def __init__(self, info: DeviceInfo, sdev, user_queue=None):

@@ -26,7 +26,7 @@ def poisoned():
 @pytest.fixture(autouse=True, scope="module")
 def _quick_builds(request):
     """Files marked quick_build (tests of kernel variants: a knob's kernels against the defaults'
-    or the reference) build on the CPU devices without the optimizer (qkgen.backends.base.QUICK_BUILDS):
+    or the reference) build their OpenCL and SYCL kernels without the optimizer (qkgen.backends.base.QUICK_BUILDS):
     the same arithmetic, a fraction of the suite's time. The files of the default paths build as
     users do."""
     before = qkgen.backends.base.QUICK_BUILDS

@@ -179,8 +179,12 @@ def _blockwise_context(req: Request) -> dict:
     # whole words a lane; the lookup rule's code of 0 is not its pad (0), so its tail slots must not be stored
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
-            Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg),
-            Arg("keys", "local", "f32", count=len(ctx["search"].keys))]  # fmt: skip
+            Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg)]  # fmt: skip
+    buckets = ctx["search"].buckets
+    if buckets:  # the bucket search's two tables
+        args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]
+    else:
+        args.append(Arg("keys", "local", "f32", count=len(ctx["search"].keys)))
     return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 

@@ -8,10 +8,22 @@ a sorted array's binary search sends the lanes of a level to keys a power of two
 c = clamp(x / absmax, -1, 1), so code(c) is the count of cuts at or below c, cut k being the least
 f32 c whose code is k or more: found by bisection over the ordered f32 values of [-1, 1], from the
 reference itself. The grid step, its rounding and the table walk vanish from the kernel.
+
+Buckets (the "nearest" rule of a small table): c in [-1, 1] falls in bucket round(S c) + S of 2S + 1,
+S the least power of two in BUCKET_SCALES that leaves at most one key in any bucket, found as the low
+bits of f32(S c + 1.5 * 2^23 + S) (S c is exact). The bucket is monotone in c, so the count of keys
+below c is BASE[b] (the keys of the buckets before b) plus one where key BASE[b] of the sorted keys
+(padded with NEVER) is below c: it is the bucket's own key, or one of a later bucket, above c. A
+read, a dependent read and a comparison in place of a walk down the tree. BASE is padded to a power
+of two and the bucket masked to it, so no value reads past it: NaN's bits give bucket 0 (count 0, as
+the tree's walk gives), and the c of a finite x (|x| <= absmax) lies within [-1, 1] but for a
+rounding of 1 + 2^-23, which rounds into the last bucket as 1 does. nf4's 15 keys take 16 buckets a
+unit; fp4's keys 2^-9 apart about 0 would take 256 (a 1024-byte BASE): it keeps the tree.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -21,6 +33,37 @@ from ...formats.bnb8 import lookup_codes
 
 _F32 = np.float32
 NEVER = 2.0  # the cut of a code no c in [-1, 1] reaches: above every c (and false against NaN)
+BUCKET_SCALES = (16, 32, 64)  # buckets a unit of c, tried in turn (nf4: 16; fp4 would need 256)
+MAGIC = 12582912.0  # 1.5 * 2^23: f32(v + MAGIC) holds round(v), ties to even, in its low bits (|v| < 2^22)
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """scale S: bucket b of c = the low bits of f32(f32(S c) + offset) under mask, as the kernels
+    compute it; base[b] (mask + 1 of them): the keys below bucket b; keys: the sorted keys and NEVER."""
+
+    scale: int
+    base: tuple[int, ...]
+    keys: tuple[float, ...]
+
+    @property
+    def offset(self) -> float:
+        """MAGIC + S, exact in f32: added to S c, it leaves round(S c) + S in the low bits."""
+        return MAGIC + self.scale
+
+    @property
+    def mask(self) -> int:
+        return (1 << (2 * self.scale).bit_length()) - 1  # 2S + 1 buckets, rounded up to a power of two
+
+    def index(self, v: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            t = (np.asarray(v, _F32) * _F32(self.scale) + _F32(self.offset)).astype(_F32)
+        return (t.view(np.uint32) & np.uint32(self.mask)).astype(np.int64)
+
+    def count(self, v: np.ndarray) -> np.ndarray:
+        """What the kernel's bucket search gives for f32 values v."""
+        lo = np.asarray(self.base)[self.index(v)]
+        return lo + (np.asarray(self.keys, _F32)[lo] < np.asarray(v, _F32))
 
 
 @dataclass(frozen=True)
@@ -32,6 +75,7 @@ class Search:
     strict: bool
     order: tuple[int, ...] | None
     pad: int  # the code of 0.0 (a padding slot of the last byte)
+    buckets: Buckets | None = None  # the bucket search, where the table allows one (strict keys in (-1, 1))
 
     @property
     def levels(self) -> int:
@@ -98,4 +142,27 @@ def search(table: tuple[float, ...], lookup: bool = False) -> Search:
     pad = int(order[np.searchsorted(mids, _F32(0), side="left")])
     ident = bool(np.all(order == np.arange(len(order))))
     keys = lookup_cuts(table) if lookup else tuple(float(m) for m in mids)
-    return Search(keys, not lookup, None if ident else tuple(int(o) for o in order), pad)
+    found = Search(keys, not lookup, None if ident else tuple(int(o) for o in order), pad)
+    return found if lookup else dataclasses.replace(found, buckets=_buckets(found))
+
+
+def _buckets(s: Search) -> Buckets | None:
+    """The least bucket scale leaving at most one key a bucket, with its tables; None where there is
+    none in BUCKET_SCALES or a key lies outside (-1, 1). Checked against the sorted keys' count at every
+    key, the f32 on either side of it, -1, 0, 1, the f32 just past -1 and 1, and NaN (0)."""
+    keys = np.asarray(s.keys, _F32)
+    if not (s.strict and np.all((keys > -1) & (keys < 1))):
+        return None
+    assert int(np.float32(MAGIC).view(np.uint32)) & (1 << (2 * BUCKET_SCALES[-1]).bit_length()) - 1 == 0  # low bits: the bucket
+    for scale in BUCKET_SCALES:
+        probe = Buckets(scale, (), ())
+        of_key = probe.index(keys)
+        if np.bincount(of_key).max() > 1:
+            continue
+        base = np.searchsorted(of_key, np.arange(probe.mask + 1), side="left")  # keys in the buckets before b
+        found = Buckets(scale, tuple(int(b) for b in base), (*s.keys, NEVER))
+        edges = [-1, 0, 1, np.nextafter(_F32(1), _F32(2)), np.nextafter(_F32(-1), _F32(-2)), np.nan]
+        near = np.concatenate([keys, np.nextafter(keys, _F32(-2)), np.nextafter(keys, _F32(2)), edges]).astype(_F32)
+        assert np.array_equal(found.count(near), s.count(near)), scale
+        return found
+    return None

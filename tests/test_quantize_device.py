@@ -259,6 +259,20 @@ def test_k_quant_searches_after_the_last_full_vector(backend, name, seed, poison
             run(x, fmt, backend, dtype)
 
 
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k"])
+def test_k_quant_search_codes_where_the_scale_rounds_to_zero(backend, name, rng, poisoned):
+    """A sub-block whose stored scale rounds to 0 keeps the codes of its search (the kernels make
+    them again from the kept trial's scale): one large sub-block a block, the others a million times
+    smaller, so their 4- to 8-bit scales are 0 and every code comes from the search, the trials at
+    both ends of the range among them (q6_k's -(32 + 0.9) rounds to -33, clamped to -32)."""
+    fmt = F.get(name)
+    sub = fmt.sub_block
+    x = rng.standard_normal((64, fmt.block)).astype(np.float32) * np.float32(1e-6)
+    x[:, :sub] = rng.standard_normal((64, sub)) * 4
+    run(x, fmt, backend)
+
+
 def _quantize_with_lanes(backend, fmt, x, dtype, lanes, wg):
     """The quantize kernel alone with `lanes` work-items a block: its block bytes and flags."""
     from qkgen.backends import open_device

@@ -71,6 +71,8 @@ class Dialect(PairArithmetic):
     ids: ClassVar[dict[str, str]]
     as_uint: ClassVar[str]
     as_float: ClassVar[str]
+    fmax: ClassVar[str]  # float max / min (IEEE 754 maxNum / minNum: a NaN operand gives the other)
+    fmin: ClassVar[str]
 
     target: Target
 

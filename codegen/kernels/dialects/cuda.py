@@ -156,6 +156,8 @@ class CUDADialect(PTXMatrixProducts, Dialect):
                                      "gid_wide": "((size_t)blockIdx.{x} * blockDim.{x} + threadIdx.{x})"}  # fmt: skip
     as_uint: ClassVar[str] = "__float_as_uint"
     as_float: ClassVar[str] = "__uint_as_float"
+    fmax: ClassVar[str] = "fmaxf"
+    fmin: ClassVar[str] = "fminf"
     type_names: ClassVar[dict[str, str]] = {"long": "long long"}
 
     def helpers(self) -> dict[str, str]:

@@ -93,6 +93,8 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
                                      "gid_wide": "get_global_id({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "as_uint"
     as_float: ClassVar[str] = "as_float"
+    fmax: ClassVar[str] = "fmax"
+    fmin: ClassVar[str] = "fmin"
     inline: ClassVar[str] = "inline"
 
     def helpers(self) -> dict[str, str]:

@@ -45,6 +45,8 @@ class SYCLDialect(Dialect):
                                      "gid_wide": "qk_item.get_global_id({d})"}  # fmt: skip
     as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
     as_float: ClassVar[str] = "sycl::bit_cast<float>"
+    fmax: ClassVar[str] = "sycl::fmax"
+    fmin: ClassVar[str] = "sycl::fmin"
     type_names: ClassVar[dict[str, str]] = {"long": "long long"}
 
     def helpers(self) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """Where a device quantize call spends its time (issue 13 item 5): torch.profiler over public
 qkgen.quantize calls on a torch CUDA tensor x [4096, 14336]; per format the kernels' device time
 (CUPTI), the torch ops qkgen runs (checks, copies), and the wall time per call.
-argv[1]: output text file (the tables)."""
+argv[1]: output text file (the tables); argv[2] (optional): a comma-separated subset of the cases'
+formats (nf4 matches both nf4 cases), argv[3] (optional): the x dtypes (default f16,f32)."""
 import sys, time
 import numpy as np, torch, qkgen
 from torch.profiler import profile, ProfilerActivity
@@ -10,9 +11,13 @@ CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("mxfp4", {}), ("int4", dict(
          ("blockwise8", {}), ("nf4", dict(blocksize=64, nested=True)), ("nf4", dict(blocksize=64)),
          ("q4_k", {}), ("q6_k", {})]
 N, K = 4096, 14336
+if len(sys.argv) > 2:
+    CASES = [c for c in CASES if c[0] in sys.argv[2].split(",")]
+DTYPES = [getattr(torch, {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}[d])
+          for d in (sys.argv[3] if len(sys.argv) > 3 else "f16,f32").split(",")]
 out = open(sys.argv[1], "w")
 torch.manual_seed(0)
-for dt in (torch.float16, torch.float32):
+for dt in DTYPES:
     x = torch.randn(N, K, device="cuda").to(dt)
     for fmt, kw in CASES:
         for _ in range(2): qkgen.quantize(x, fmt, **kw)

@@ -342,6 +342,26 @@ def test_cuda_takes_the_measured_lanes():
     assert paths.quantize_knobs(cuda, F.get("q4_0")) == {}
 
 
+def test_cuda_takes_the_measured_blockwise_knobs():
+    """runtime.paths' elements a work-item for the blockwise rows on CUDA with 16-bit x (32): where the
+    blocksize takes them, the kernel renders with them and its name says so; f32 x, other kinds of
+    device and blockwise8 keep the op's default."""
+    from qkgen.kernels.target import get_target
+    from qkgen.runtime import paths
+
+    cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
+    for name, dtype in (("nf4", "f16"), ("nf4", "bf16"), ("fp4", "f16")):
+        fmt = F.get(name)
+        knobs = paths.blockwise_knobs(cuda, fmt, dtype, 64)
+        assert knobs == {"per_lane": 32}, (name, dtype)
+        ks = qkgen.render("quantize_blockwise", name, cuda, dtype=dtype, blocksize=64, **knobs)
+        assert ks.name.endswith("_per_lane32"), ks.name
+        assert paths.blockwise_knobs(cpu, fmt, dtype, 64) == {}
+        assert paths.blockwise_knobs(cuda, fmt, "f32", 64) == {}
+    assert paths.blockwise_knobs(cuda, F.get("blockwise8"), "f16", 256) == {}
+    assert paths.blockwise_knobs(cuda, F.get("nf4"), "f16", 16) == {}  # 32 does not divide 16
+
+
 @pytest.mark.parametrize("backend", WHERE)
 def test_q6_k_seeded_block(backend, poisoned):
     """One q6_k block from a seeded random run, with a few large values, that the SYCL build once

@@ -349,6 +349,25 @@ def quantize_knobs(target: Target, fmt: Format) -> dict:
     return dict(QUANTIZE_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
 
 
+# (device kind, x dtype) -> {format: quantize_blockwise's render knobs where others than the op's
+# defaults were measured faster}. 32 elements a work-item against 16: NVIDIA H200, 2026-12-02, run
+# 188 (docs/bench/scripts/quantsweep.py qsweep_s37b.json, x 4096 x 14336, blocksize 64, kernel alone,
+# bytes equal to the public call's): nf4 f16 50.4 -> 48.3 us (70.5% -> 73.6% of copy), nf4 bf16 50.8
+# -> 48.3, fp4 f16 75.1 -> 69.5. Slower with f32 x (nf4 70.5 -> 89.6) and for blockwise8 f16 (bs 256,
+# 111.4 -> 121.0); fp4 with bf16 x was not timed.
+BLOCKWISE_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
+    ("cuda", "f16"): MappingProxyType({"nf4": MappingProxyType({"per_lane": 32}), "fp4": MappingProxyType({"per_lane": 32})}),
+    ("cuda", "bf16"): MappingProxyType({"nf4": MappingProxyType({"per_lane": 32})}),
+})  # fmt: skip
+
+
+def blockwise_knobs(target: Target, fmt: Format, dtype: str, blocksize: int) -> dict:
+    """quantize_blockwise's render knobs for this row, x dtype and blocksize on this kind of device
+    (BLOCKWISE_KNOBS; {}: the op's defaults, also where per_lane does not divide the blocksize)."""
+    knobs = dict(BLOCKWISE_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, {}))
+    return knobs if blocksize % knobs.get("per_lane", 1) == 0 else {}
+
+
 # (device kind, x dtype) -> row -> (least M, gemv_mma's render knobs from that M) where others than
 # its defaults were measured faster. f32 x at M = 8: every work-group of one 16-row tile reads all of
 # x, twice the bytes of f16 x; two tiles a warp halve that. H200 run 90 (sweep 42, 4096 x 14336,

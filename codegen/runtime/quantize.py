@@ -29,7 +29,7 @@ from ..formats import QTensor, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import get_op
 from .api import _open, x_dtype
-from .paths import quantize_knobs
+from .paths import blockwise_knobs, quantize_knobs
 from .plan import Bound, Plan, ready
 from .reduce import device_exact_mean
 
@@ -218,7 +218,7 @@ def _plans(dev, fmt, probe: QTensor, dtype: str) -> list[Plan]:
         return [Plan.make(dev, "quantize", fmt, dtype=dtype, **quantize_knobs(dev.target, fmt))]
     kw = dict(dtype=dtype, blocksize=probe.blocksize, scale_mode=probe.scale_mode)
     if probe.scale_mode is None:
-        return [Plan.make(dev, "quantize_blockwise", fmt, **kw)]
+        return [Plan.make(dev, "quantize_blockwise", fmt, **kw, **blockwise_knobs(dev.target, fmt, dtype, probe.blocksize))]
     return [Plan.make(dev, "quantize_stats", fmt, **kw), Plan.make(dev, "quantize", fmt, **kw)]
 
 

@@ -9,7 +9,7 @@ from torch.profiler import profile, ProfilerActivity
 
 CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("mxfp4", {}), ("int4", dict(scale_mode="row")),
          ("blockwise8", {}), ("nf4", dict(blocksize=64, nested=True)), ("nf4", dict(blocksize=64)),
-         ("q4_k", {}), ("q6_k", {})]
+         ("q4_k", {}), ("q6_k", {}), ("fp4", dict(blocksize=64))]
 N, K = 4096, 14336
 if len(sys.argv) > 2:
     CASES = [c for c in CASES if c[0] in sys.argv[2].split(",")]

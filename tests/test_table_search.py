@@ -57,23 +57,28 @@ def test_lookup_is_the_count_of_cuts(name, rng):
     assert np.array_equal(s.count(np.float32([-1.0000001, 1.0000001])), lookup_codes(np.float32([-1, 1]), table))
 
 
-def test_buckets_count_the_sorted_keys(rng):
-    """nf4's bucket search (16 buckets a unit of c, a 64-byte BASE) as the kernels compute it, at
-    every key, the f32 on either side of it, random c, the ends of [-1, 1], 1 + 2^-23 and NaN; fp4's
-    keys 2^-9 apart about 0 and the lookup rule's cuts take the tree. (Every f32 in [-1, 1] was
-    compared once by hand: 2026-12-02, no mismatch; too slow for a test.)"""
-    s = search(F.get("nf4").table)
+@pytest.mark.parametrize("name", ["nf4", "fp4"])
+def test_buckets_count_the_sorted_keys(name, rng):
+    """The bucket searches as the kernels compute them (nf4: 16 buckets a unit on centres, a key each;
+    fp4: on edges, two keys each), at every key, the f32 on either side of it, random c, the ends of
+    [-1, 1] and the f32 just past them, and NaN; the lookup rule's cuts take the tree. (Every f32 in
+    [-1, 1] was compared once by hand: 2026-12-02, no mismatch; too slow for a test.)"""
+    s = search(F.get(name).table)
     b = s.buckets
-    assert (b.scale, b.mask, len(b.base), len(b.keys)) == (16, 63, 64, 16) and b.keys[-1] == NEVER
+    shape = {"nf4": (16, 0.0, 1), "fp4": (16, 0.5, 2)}[name]
+    assert (b.scale, b.shift, b.per) == shape and (b.mask, len(b.base)) == (63, 64)
+    assert len(b.keys) == 15 + b.per and b.keys[15:] == (NEVER,) * b.per
     keys = np.asarray(s.keys, np.float32)
     near = np.concatenate([keys, np.nextafter(keys, np.float32(-3)), np.nextafter(keys, np.float32(3))])
-    edges = [-1, 1, 0, -0.0, np.nextafter(np.float32(1), np.float32(2)), np.nan]
+    edges = [-1, 1, 0, -0.0, np.nextafter(np.float32(1), np.float32(2)), np.nextafter(np.float32(-1), np.float32(-2)), np.nan]
     v = np.concatenate([near, rng.uniform(-1, 1, 200000).astype(np.float32), edges]).astype(np.float32)
     assert np.array_equal(b.count(v), s.count(v))
     assert b.count(np.float32([np.nan]))[0] == 0
     # no value reads past BASE: the bucket is masked, whatever c is
     wild = np.float32([np.inf, -np.inf, 3e38, -3e38, 1e-45, 2.5, -7.0])
     assert np.all((b.index(wild) >= 0) & (b.index(wild) <= b.mask))
-    assert search(F.get("fp4").table).buckets is None
+
+
+def test_the_lookup_rule_keeps_the_tree():
     for name in ("blockwise8", "nested"):
         assert search(TABLES[name][0], lookup=True).buckets is None

@@ -9,16 +9,19 @@ c = clamp(x / absmax, -1, 1), so code(c) is the count of cuts at or below c, cut
 f32 c whose code is k or more: found by bisection over the ordered f32 values of [-1, 1], from the
 reference itself. The grid step, its rounding and the table walk vanish from the kernel.
 
-Buckets (the "nearest" rule of a small table): c in [-1, 1] falls in bucket round(S c) + S of 2S + 1,
-S the least power of two in BUCKET_SCALES that leaves at most one key in any bucket, found as the low
-bits of f32(S c + 1.5 * 2^23 + S) (S c is exact). The bucket is monotone in c, so the count of keys
-below c is BASE[b] (the keys of the buckets before b) plus one where key BASE[b] of the sorted keys
-(padded with NEVER) is below c: it is the bucket's own key, or one of a later bucket, above c. A
-read, a dependent read and a comparison in place of a walk down the tree. BASE is padded to a power
-of two and the bucket masked to it, so no value reads past it: NaN's bits give bucket 0 (count 0, as
-the tree's walk gives), and the c of a finite x (|x| <= absmax) lies within [-1, 1] but for a
-rounding of 1 + 2^-23, which rounds into the last bucket as 1 does. nf4's 15 keys take 16 buckets a
-unit; fp4's keys 2^-9 apart about 0 would take 256 (a 1024-byte BASE): it keeps the tree.
+Buckets (the "nearest" rule of a small table): c in [-1, 1] falls in bucket round(S c - h) + S + 1,
+found as the low bits of f32(f32(S c - h) + 1.5 * 2^23 + S + 1) (S c is exact; h is 0 or 1/2, a grid
+of bucket centres or of bucket edges on the multiples of 1/S; the 1 keeps -1 - 2^-24 off bucket -1). The bucket is monotone in c, so
+the count of keys below c is BASE[b] (the keys of the buckets before b) plus one for each of the
+next R sorted keys (padded with NEVER) below c: they are the bucket's own keys, or keys of later
+buckets, above c. S, h and R: the first of BUCKET_SHAPES that leaves at most R keys in any bucket.
+A read, R dependent reads and R comparisons in place of a walk down the tree, a read and a
+dependent address a level. BASE is padded to a power of two and the bucket masked to it, so no value
+reads past it: NaN's bits give bucket 0 (count 0, as the tree's walk gives), and the c of a finite x
+(|x| <= absmax) lies within [-1, 1] but for a rounding just past -1 or 1, which lands in the bucket of
+-1 or 1. nf4: 16 buckets a unit on centres, one key each. fp4: its keys 2^-9 apart about
+0 (-1/384, 0, 1/384) share a bucket on centres at any scale up to 64; on edges, 0 and 1/384 share
+one: 16 buckets a unit, two keys.
 """
 
 from __future__ import annotations
@@ -33,37 +36,43 @@ from ...formats.bnb8 import lookup_codes
 
 _F32 = np.float32
 NEVER = 2.0  # the cut of a code no c in [-1, 1] reaches: above every c (and false against NaN)
-BUCKET_SCALES = (16, 32, 64)  # buckets a unit of c, tried in turn (nf4: 16; fp4 would need 256)
+# (S buckets a unit of c, h the grid's shift, R the most keys a bucket), tried in turn
+BUCKET_SHAPES = ((16, 0.0, 1), (32, 0.0, 1), (64, 0.0, 1), (16, 0.5, 1), (32, 0.5, 1), (64, 0.5, 1),
+                 (16, 0.0, 2), (16, 0.5, 2))  # fmt: skip
 MAGIC = 12582912.0  # 1.5 * 2^23: f32(v + MAGIC) holds round(v), ties to even, in its low bits (|v| < 2^22)
 
 
 @dataclass(frozen=True)
 class Buckets:
-    """scale S: bucket b of c = the low bits of f32(f32(S c) + offset) under mask, as the kernels
-    compute it; base[b] (mask + 1 of them): the keys below bucket b; keys: the sorted keys and NEVER."""
+    """scale S, shift h, per R: bucket b of c = the low bits of f32(f32(S c - h) + offset) under mask,
+    as the kernels compute it; base[b] (mask + 1 of them): the keys below bucket b; keys: the sorted
+    keys, then R NEVER."""
 
     scale: int
-    base: tuple[int, ...]
-    keys: tuple[float, ...]
+    shift: float
+    per: int
+    base: tuple[int, ...] = ()
+    keys: tuple[float, ...] = ()
 
     @property
     def offset(self) -> float:
-        """MAGIC + S, exact in f32: added to S c, it leaves round(S c) + S in the low bits."""
-        return MAGIC + self.scale
+        """MAGIC + S + 1, exact in f32: added to S c - h, it leaves round(S c - h) + S + 1 in the low bits."""
+        return MAGIC + self.scale + 1
 
     @property
     def mask(self) -> int:
-        return (1 << (2 * self.scale).bit_length()) - 1  # 2S + 1 buckets, rounded up to a power of two
+        return (1 << (2 * self.scale + 1).bit_length()) - 1  # buckets 0 .. 2S + 2, rounded up to a power of two
 
     def index(self, v: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            t = (np.asarray(v, _F32) * _F32(self.scale) + _F32(self.offset)).astype(_F32)
-        return (t.view(np.uint32) & np.uint32(self.mask)).astype(np.int64)
+            t = (np.asarray(v, _F32) * _F32(self.scale) - _F32(self.shift)).astype(_F32) + _F32(self.offset)
+        return (t.astype(_F32).view(np.uint32) & np.uint32(self.mask)).astype(np.int64)
 
     def count(self, v: np.ndarray) -> np.ndarray:
         """What the kernel's bucket search gives for f32 values v."""
         lo = np.asarray(self.base)[self.index(v)]
-        return lo + (np.asarray(self.keys, _F32)[lo] < np.asarray(v, _F32))
+        keys, v = np.asarray(self.keys, _F32), np.asarray(v, _F32)
+        return lo + sum((keys[lo + r] < v).astype(np.int64) for r in range(self.per))
 
 
 @dataclass(frozen=True)
@@ -147,22 +156,23 @@ def search(table: tuple[float, ...], lookup: bool = False) -> Search:
 
 
 def _buckets(s: Search) -> Buckets | None:
-    """The least bucket scale leaving at most one key a bucket, with its tables; None where there is
-    none in BUCKET_SCALES or a key lies outside (-1, 1). Checked against the sorted keys' count at every
-    key, the f32 on either side of it, -1, 0, 1, the f32 just past -1 and 1, and NaN (0)."""
+    """The first shape of BUCKET_SHAPES leaving at most R keys a bucket, with its tables; None where
+    there is none or a key lies outside (-1, 1). Checked against the sorted keys' count at every key,
+    the f32 on either side of it, -1, 0, 1, the f32 just past -1 and 1, and NaN (0)."""
     keys = np.asarray(s.keys, _F32)
     if not (s.strict and np.all((keys > -1) & (keys < 1))):
         return None
-    assert int(np.float32(MAGIC).view(np.uint32)) & (1 << (2 * BUCKET_SCALES[-1]).bit_length()) - 1 == 0  # low bits: the bucket
-    for scale in BUCKET_SCALES:
-        probe = Buckets(scale, (), ())
+    top = max(scale for scale, _, _ in BUCKET_SHAPES)
+    assert int(np.float32(MAGIC).view(np.uint32)) & (1 << (2 * top + 1).bit_length()) - 1 == 0  # low bits: the bucket
+    for scale, shift, per in BUCKET_SHAPES:
+        probe = Buckets(scale, shift, per)
         of_key = probe.index(keys)
-        if np.bincount(of_key).max() > 1:
+        if np.bincount(of_key).max() > per:
             continue
         base = np.searchsorted(of_key, np.arange(probe.mask + 1), side="left")  # keys in the buckets before b
-        found = Buckets(scale, tuple(int(b) for b in base), (*s.keys, NEVER))
-        edges = [-1, 0, 1, np.nextafter(_F32(1), _F32(2)), np.nextafter(_F32(-1), _F32(-2)), np.nan]
+        found = Buckets(scale, shift, per, tuple(int(b) for b in base), (*s.keys, *[NEVER] * per))
+        edges = [-1, 0, -0.0, 1, np.nextafter(_F32(1), _F32(2)), np.nextafter(_F32(-1), _F32(-2)), np.nan]
         near = np.concatenate([keys, np.nextafter(keys, _F32(-2)), np.nextafter(keys, _F32(2)), edges]).astype(_F32)
-        assert np.array_equal(found.count(near), s.count(near)), scale
+        assert np.array_equal(found.count(near), s.count(near)), (scale, shift, per)
         return found
     return None

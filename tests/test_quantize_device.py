@@ -350,7 +350,7 @@ def test_cuda_takes_the_measured_blockwise_knobs():
     from qkgen.runtime import paths
 
     cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
-    for name, dtype in (("nf4", "f16"), ("nf4", "bf16"), ("fp4", "f16")):
+    for name, dtype in (("nf4", "f16"), ("nf4", "bf16"), ("fp4", "f16"), ("fp4", "bf16")):
         fmt = F.get(name)
         knobs = paths.blockwise_knobs(cuda, fmt, dtype, 64)
         assert knobs == {"per_lane": 32}, (name, dtype)

@@ -350,14 +350,14 @@ def quantize_knobs(target: Target, fmt: Format) -> dict:
 
 
 # (device kind, x dtype) -> {format: quantize_blockwise's render knobs where others than the op's
-# defaults were measured faster}. 32 elements a work-item against 16: NVIDIA H200, 2026-12-02, run
-# 188 (docs/bench/scripts/quantsweep.py qsweep_s37b.json, x 4096 x 14336, blocksize 64, kernel alone,
-# bytes equal to the public call's): nf4 f16 50.4 -> 48.3 us (70.5% -> 73.6% of copy), nf4 bf16 50.8
-# -> 48.3, fp4 f16 75.1 -> 69.5. Slower with f32 x (nf4 70.5 -> 89.6) and for blockwise8 f16 (bs 256,
-# 111.4 -> 121.0); fp4 with bf16 x was not timed.
+# defaults were measured faster}. 32 elements a work-item against 16: NVIDIA H200, 2026-12-02, runs
+# 188 and 190 (docs/bench/scripts/quantsweep.py qsweep_s37b.json, qsweep_s37c.json, x 4096 x 14336,
+# blocksize 64, kernel alone, bytes equal to the public call's): nf4 f16 50.4 -> 48.3 us (70.5% ->
+# 73.6% of copy), nf4 bf16 50.8 -> 48.3, fp4 f16 60.7 -> 58.7, fp4 bf16 61.5 -> 59.7 (fp4 with its
+# bucket search). Slower with f32 x (nf4 70.5 -> 89.6) and for blockwise8 f16 (bs 256, 111.4 -> 121.0).
+_PER_LANE_32 = MappingProxyType({"per_lane": 32})
 BLOCKWISE_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
-    ("cuda", "f16"): MappingProxyType({"nf4": MappingProxyType({"per_lane": 32}), "fp4": MappingProxyType({"per_lane": 32})}),
-    ("cuda", "bf16"): MappingProxyType({"nf4": MappingProxyType({"per_lane": 32})}),
+    ("cuda", dtype): MappingProxyType({"nf4": _PER_LANE_32, "fp4": _PER_LANE_32}) for dtype in ("f16", "bf16")
 })  # fmt: skip
 
 

@@ -362,6 +362,22 @@ def test_cuda_takes_the_measured_blockwise_knobs():
     assert paths.blockwise_knobs(cuda, F.get("nf4"), "f16", 16) == {}  # 32 does not divide 16
 
 
+def test_blockwise_calls_take_the_knobs(monkeypatch):
+    """The public call's plan (runtime.quantize._plans) asks for runtime.paths' knobs: per_lane 32 for
+    nf4 with f16 x on a CUDA target, none with f32 x."""
+    from qkgen.kernels.target import get_target
+    from qkgen.runtime import quantize as rq
+
+    asked = []
+    monkeypatch.setattr(rq.Plan, "make", classmethod(lambda cls, dev, op, fmt, **kw: asked.append((op, kw))))
+    dev = type("Dev", (), {"target": get_target("cuda-sm90")})()
+    probe = qkgen.quantize(np.ones((2, 64), np.float32), "nf4", blocksize=64)
+    rq._plans(dev, F.get("nf4"), probe, "f16")
+    rq._plans(dev, F.get("nf4"), probe, "f32")
+    assert asked == [("quantize_blockwise", dict(dtype="f16", blocksize=64, scale_mode=None, per_lane=32)),
+                     ("quantize_blockwise", dict(dtype="f32", blocksize=64, scale_mode=None))]
+
+
 @pytest.mark.parametrize("backend", WHERE)
 def test_q6_k_seeded_block(backend, poisoned):
     """One q6_k block from a seeded random run, with a few large values, that the SYCL build once

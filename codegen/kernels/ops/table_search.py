@@ -11,17 +11,18 @@ reference itself. The grid step, its rounding and the table walk vanish from the
 
 Buckets (the "nearest" rule of a small table): c in [-1, 1] falls in bucket round(S c - h) + S + 1,
 found as the low bits of f32(f32(S c - h) + 1.5 * 2^23 + S + 1) (S c is exact; h is 0 or 1/2, a grid
-of bucket centres or of bucket edges on the multiples of 1/S; the 1 keeps -1 - 2^-24 off bucket -1). The bucket is monotone in c, so
-the count of keys below c is BASE[b] (the keys of the buckets before b) plus one for each of the
-next R sorted keys (padded with NEVER) below c: they are the bucket's own keys, or keys of later
-buckets, above c. S, h and R: the first of BUCKET_SHAPES that leaves at most R keys in any bucket.
-A read, R dependent reads and R comparisons in place of a walk down the tree, a read and a
-dependent address a level. BASE is padded to a power of two and the bucket masked to it, so no value
-reads past it: NaN's bits give bucket 0 (count 0, as the tree's walk gives), and the c of a finite x
-(|x| <= absmax) lies within [-1, 1] but for a rounding just past -1 or 1, which lands in the bucket of
--1 or 1. nf4: 16 buckets a unit on centres, one key each. fp4: its keys 2^-9 apart about
-0 (-1/384, 0, 1/384) share a bucket on centres at any scale up to 64; on edges, 0 and 1/384 share
-one: 16 buckets a unit, two keys.
+of bucket centres or of bucket edges on the multiples of 1/S; the 1 keeps -1 - 2^-23 off bucket -1).
+The bucket is monotone in c, so the count of keys below c is BASE[b] (the keys of the buckets before
+b) plus one for each of the next R sorted keys (padded with FLT_MAX) below c: they are the bucket's
+own keys, or keys of later buckets, above c. S, h and R: the first of BUCKET_SHAPES that leaves at
+most R keys in any bucket. A read, R dependent reads and R comparisons in place of a walk down the
+tree, a read and a dependent address a level. The count is exact for c within one rounding of
+[-1, 1], which is every c of a finite x (|x| <= absmax, 1 / absmax finite). Whatever c is, no value
+reads past the tables: BASE is padded to a power of two and the bucket masked to it, and the pad is
+below no finite c, so the count stays within 0 .. 15 (a NaN or infinite c comes only from a
+non-finite x, which the kernels' status reports and the host refuses). nf4: 16 buckets a unit on
+centres, one key each. fp4: its keys -1/384, 0 and 1/384 share a bucket on centres at any scale up
+to 64; on edges only 0 and 1/384 share one: 16 buckets a unit, two keys.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ NEVER = 2.0  # the cut of a code no c in [-1, 1] reaches: above every c (and fal
 # (S buckets a unit of c, h the grid's shift, R the most keys a bucket), tried in turn
 BUCKET_SHAPES = ((16, 0.0, 1), (32, 0.0, 1), (64, 0.0, 1), (16, 0.5, 1), (32, 0.5, 1), (64, 0.5, 1),
                  (16, 0.0, 2), (16, 0.5, 2))  # fmt: skip
+PAD = float(np.finfo(np.float32).max)  # the bucket search's key past the last: below no finite c
 MAGIC = 12582912.0  # 1.5 * 2^23: f32(v + MAGIC) holds round(v), ties to even, in its low bits (|v| < 2^22)
 
 
@@ -46,7 +48,7 @@ MAGIC = 12582912.0  # 1.5 * 2^23: f32(v + MAGIC) holds round(v), ties to even, i
 class Buckets:
     """scale S, shift h, per R: bucket b of c = the low bits of f32(f32(S c - h) + offset) under mask,
     as the kernels compute it; base[b] (mask + 1 of them): the keys below bucket b; keys: the sorted
-    keys, then R NEVER."""
+    keys, then R PAD."""
 
     scale: int
     shift: float
@@ -158,7 +160,7 @@ def search(table: tuple[float, ...], lookup: bool = False) -> Search:
 def _buckets(s: Search) -> Buckets | None:
     """The first shape of BUCKET_SHAPES leaving at most R keys a bucket, with its tables; None where
     there is none or a key lies outside (-1, 1). Checked against the sorted keys' count at every key,
-    the f32 on either side of it, -1, 0, 1, the f32 just past -1 and 1, and NaN (0)."""
+    the f32 on either side of it, -1, 0, 1 and the f32 just past -1 and 1."""
     keys = np.asarray(s.keys, _F32)
     if not (s.strict and np.all((keys > -1) & (keys < 1))):
         return None
@@ -170,8 +172,8 @@ def _buckets(s: Search) -> Buckets | None:
         if np.bincount(of_key).max() > per:
             continue
         base = np.searchsorted(of_key, np.arange(probe.mask + 1), side="left")  # keys in the buckets before b
-        found = Buckets(scale, shift, per, tuple(int(b) for b in base), (*s.keys, *[NEVER] * per))
-        edges = [-1, 0, -0.0, 1, np.nextafter(_F32(1), _F32(2)), np.nextafter(_F32(-1), _F32(-2)), np.nan]
+        found = Buckets(scale, shift, per, tuple(int(b) for b in base), (*s.keys, *[PAD] * per))
+        edges = [-1, 0, -0.0, 1, np.nextafter(_F32(1), _F32(2)), np.nextafter(_F32(-1), _F32(-2))]
         near = np.concatenate([keys, np.nextafter(keys, _F32(-2)), np.nextafter(keys, _F32(2)), edges]).astype(_F32)
         assert np.array_equal(found.count(near), s.count(near)), (scale, shift, per)
         return found

@@ -40,29 +40,60 @@ def _k(fmt: str) -> int:
     return 3 * 256 + (block if block < 256 else 0)
 
 
-def test_byte_map_covers_every_block_byte():
-    """A record is whole 16-byte units; every byte of a tile's blocks is in it (the code words a lane
-    loads, the other fields in the head), each head field byte for byte; the code planes come
-    first, each a multiple of 16 bytes."""
+def test_nibble_map_covers_every_block_nibble():
+    """A record is whole 16-byte units; every nibble of a tile's blocks is in it once (the code words a
+    lane loads, the other fields in the head), each head field byte for byte; the code planes come
+    first, each a multiple of 16 bytes. The byte map is the nibble map's where that moves whole bytes:
+    every row but NVFP4."""
     assert set(FORMATS) == {"q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "mxfp4", "nvfp4"}
     for name in FORMATS:
         fmt = qkgen.formats.get(name)
         lay = sub_fragments(name)
-        assert lay.record % 16 == 0 and len(lay.src) == lay.record, name
+        assert lay.record % 16 == 0 and len(lay.nibbles) == 2 * lay.record, name
         assert lay.group * fmt.block == 256, name  # a tile: 8 chunks of 32 elements
         tile = lay.group * fmt.block_bytes
-        assert set(lay.src) - {-1} == set(range(tile)), name
+        used = [s for s in lay.nibbles if s >= 0]
+        assert sorted(used) == list(range(2 * tile)), name
         assert lay.plane_at[0] == 0 and lay.head_at == lay.plane_at[-1] + 16 * lay.words[-1], name
         for b, field, at in lay.head_field:
-            src = lay.src[lay.head_at + at : lay.head_at + at + fmt.member(field).nbytes]
+            src = lay.nibbles[2 * (lay.head_at + at) : 2 * (lay.head_at + at + fmt.member(field).nbytes)]
             start = b * fmt.block_bytes + fmt.offsets[field]
-            assert list(src) == list(range(start, start + fmt.member(field).nbytes)), (name, b, field)
+            assert list(src) == list(range(2 * start, 2 * (start + fmt.member(field).nbytes))), (name, b, field)
+        assert (lay.src is None) == (name == "nvfp4"), name
+        if lay.src is not None:
+            assert lay.src == tuple(s // 2 if s >= 0 else -1 for s in lay.nibbles[0::2]), name
+
+
+@pytest.mark.parametrize("fmt", ["mxfp4", "nvfp4"])
+def test_table_rows_take_one_word_a_chunk(fmt, rng):
+    """MXFP4 and NVFP4: in the numpy layout, lane q's word of chunk c holds the codes of the chunk's
+    elements 4 q + i in byte i's low nibble and 16 + 4 q + i in its high one (the kernel's one table
+    lookup a chunk), whichever elements the row pairs in its bytes: checked against the codes the
+    reference codec unpacks."""
+    from qkgen.formats.codec import unpack_codes
+
+    f = qkgen.formats.get(fmt)
+    n, k = 2, 256
+    qt = qkgen.quantize(rng.standard_normal((n, k)).astype(np.float32), fmt)
+    codes = unpack_codes(f, qt.data, n * k).reshape(n, k)
+    lay = sub_fragments(fmt)
+    out = to_sub_fragments(f, qt.data, n, k)
+    for r in range(n):
+        rec = out[r * lay.record : (r + 1) * lay.record]
+        for c in range(8):
+            assert lay.word_at[0][c] == (c, c), (fmt, c)
+            for q in range(4):
+                at = lay.lane_word(0, q, c)
+                word = rec[at : at + 4]
+                chunk = codes[r, 32 * c : 32 * c + 32]
+                assert np.array_equal(word & 15, chunk[4 * q : 4 * q + 4]), (fmt, r, c, q)
+                assert np.array_equal(word >> 4, chunk[16 + 4 * q : 20 + 4 * q]), (fmt, r, c, q)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_numpy_layout_follows_the_byte_map(fmt, rng):
-    """to_sub_fragments: byte i of record (row, tile) is byte src[i] of the tile's blocks, zero for a
-    pad byte and past the row's last block."""
+def test_numpy_layout_follows_the_nibble_map(fmt, rng):
+    """to_sub_fragments: nibble i of record (row, tile) is nibble nibbles[i] of the tile's blocks,
+    zero for a pad and past the row's last block."""
     f = qkgen.formats.get(fmt)
     n, k = 3, _k(fmt)
     qt = qkgen.quantize(rng.standard_normal((n, k)).astype(np.float32), fmt)
@@ -72,12 +103,14 @@ def test_numpy_layout_follows_the_byte_map(fmt, rng):
     nt = -(-nb // lay.group)
     assert out.size == frag_sub_bytes(f, n, k) == n * nt * lay.record
     blocks = qt.data.reshape(n, nb * f.block_bytes)
+    nibbles = np.stack([blocks & 15, blocks >> 4], axis=-1).reshape(n, -1)
     for r in range(n):
         for t in range(nt):
             rec = out[(r * nt + t) * lay.record : (r * nt + t + 1) * lay.record]
-            at = t * lay.group * f.block_bytes
-            want = [blocks[r, at + s] if s >= 0 and at + s < blocks.shape[1] else 0 for s in lay.src]
-            assert np.array_equal(rec, np.array(want, np.uint8)), (fmt, r, t)
+            at = 2 * t * lay.group * f.block_bytes
+            want = [nibbles[r, at + s] if s >= 0 and at + s < nibbles.shape[1] else 0 for s in lay.nibbles]
+            want = np.array(want, np.uint8)
+            assert np.array_equal(rec, want[0::2] | (want[1::2] << 4)), (fmt, r, t)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

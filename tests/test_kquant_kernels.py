@@ -119,6 +119,22 @@ def test_reference_quantized_blocks_bit_exact_with_gguf(name, dtype, backend, rn
     assert out.shape == x.shape and same(out, want.reshape(x.shape), dtype)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ["mxfp4", "nvfp4"])
+def test_every_float_sub_scale_byte(name, backend, rng, poisoned, request):
+    """Each of the 256 scale bytes (E8M0, UE4M3: 0, 0x7F, 0xFF, the subnormals) in some sub-block,
+    with random codes, decoded bit-exactly on the device."""
+    fmt = F.get(name)
+    nb = 256 // fmt.sub_count
+    blocks = random_blocks(fmt, nb, rng)
+    at = fmt.offsets[fmt.scales_field]
+    blocks[:, at : at + fmt.sub_count] = rng.permutation(256).astype(np.uint8).reshape(nb, fmt.sub_count)
+    qt, want = expected(fmt, blocks)
+    for dtype in ("f32", "bf16"):
+        out = qkgen.dequantize(qt, dtype, backend=backend, device=_dev(backend, request))
+        assert same(out, want, dtype), dtype
+
+
 @pytest.mark.parametrize("nblocks", [1, 2, 3, 17, 129, 1031])
 @pytest.mark.parametrize("name", NEW)
 def test_odd_block_counts(name, nblocks, rng, poisoned):

@@ -15,6 +15,9 @@ typedef unsigned int uint;
 /* f32 -> f16 bits, round to nearest even */
 static inline ushort qk_f32_to_f16(float f) { return sycl::bit_cast<ushort>(sycl::half(f)); }
 
+/* f16 bits -> f32, exact */
+static inline float qk_f16_to_f32(ushort h) { return (float)sycl::bit_cast<sycl::half>(h); }
+
 static constexpr float TABLE[16] = {
     0.0f, 0x1p+0f, 0x1p+1f, 0x1.8p+1f, 0x1p+2f, 0x1.8p+2f, 0x1p+3f, 0x1.8p+3f,       /* 0 1 2 3 4 6 8 12 */
     0.0f, -0x1p+0f, -0x1p+1f, -0x1.8p+1f, -0x1p+2f, -0x1.8p+2f, -0x1p+3f, -0x1.8p+3f /* 0 -1 -2 -3 -4 -6 -8 -12 */
@@ -60,15 +63,12 @@ void embedding_nvfp4_f16(
     const uint eb = (uint)(e0 % 64u);
     const uchar* sc = bp;
     const uint j = eb / 16u; /* the sub-block, of 4 */
-    /* half the UE4M3 scale byte u: exponent x in bits 3-6 (bias 7), mantissa in bits 0-2, bit 7 unused;
-       x > 0 is float exponent field x + 119 (x - 7 - 1 + 127) under the mantissa, x = 0 the subnormal
-       mantissa * 2^-10 (0.0009765625); 0 and 0x7F stand for 0 */
+    /* half the UE4M3 scale byte u (exponent in bits 3-6, bias 7; mantissa in bits 0-2; bit 7 unused):
+       bits 0-6 moved to bits 7-13 are an f16 with the same exponent and mantissa fields, read with bias
+       15, so 2^-8 times the UE4M3 value, subnormals included; the scale is that f16 times 2^7, exact,
+       with no branch. 0x7F stands for 0 (0 is 0 already) */
     const uint u = sc[j];
-    const uint ux = (u >> 3) & 15u;
-    const uint um = u & 7u;
-    const float s = u == 0u || u == 0x7Fu ? 0.0f
-                  : ux == 0u ? (float)um * 0.0009765625f
-                  : sycl::bit_cast<float>(((ux + 119u) << 23) | (um << 20));
+    const float s = u == 0x7Fu ? 0.0f : qk_f16_to_f32((ushort)((u & 0x7Fu) << 7)) * 128.0f;
     /* codes in units of 16 elements, 8 bytes each: byte r of a unit holds its elements r, r + 8, ... */
     const uint slot = (eb % 16u) / 8u;
     const uchar* cp = bp + 4 + (eb / 16u) * 8u + (eb % 8u);

@@ -12,13 +12,19 @@ tile with a few 16-byte loads: its code words of every chunk, then the tile's sc
 The layout, for N rows of nt tiles of G blocks (the last tile padded with zero blocks), is one
 record of T bytes per (row, tile), rows after rows:
 - for each code plane p: lane q's words of the tile, for each distinct run of the plane in chunk
-  order, words q and q + 4 of the run (table rows: the words holding chunk words q and q + 4 of each
-  chunk, once where they are one word): n_p words a lane, stored 16 bytes a lane at a time
-  (4 lanes x 16 bytes, then the next 16 of each lane), or 8 or 4 where n_p is not a multiple of 4;
+  order, words q and q + 4 of the run; n_p words a lane, stored 16 bytes a lane at a time (4 lanes
+  x 16 bytes, then the next 16 of each lane), or 8 or 4 where n_p is not a multiple of 4. Table rows
+  (4-bit codes looked up in a table) take one word a chunk instead, its byte i holding the codes of
+  the chunk's elements 4 q + i (low nibble) and 16 + 4 q + i (high nibble): chunk words q and q + 4
+  from one table lookup of one word, whichever way the row pairs its elements in a byte (MXFP4 pairs
+  j and j + 16 of a block, as this does, so its words are its bytes; NVFP4 pairs j and j + 8 of each
+  16, so its nibbles move);
 - the head: every field of the tile's blocks that is not a code plane, block after block, each
   field's bytes in field order, padded to whole words;
-T a multiple of 16. SubFragments holds the byte map: byte i of a record is byte src[i] of the
-tile's blocks (-1: a pad byte, zero), the numpy reference and the repack kernel both follow it.
+T a multiple of 16. SubFragments holds the nibble map: nibble i of a record (byte i // 2, the high
+nibble for odd i) is nibble nibbles[i] of the tile's blocks (-1: a pad, zero), and where every byte
+of the record is one byte of the blocks, the byte map src; the numpy reference and the repack kernel
+both follow it.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from ...formats import get, locate
 from ..source import Arg
 from .int8dot import ACT, X_FRAG_PAD, _sub_block_context, int8dot_reference, reads_x_sum
 from .int8mma import FRAG_WORDS
-from .int8mma_sub import accepts, lut_words
+from .int8mma_sub import accepts
 from .spec import OpSpec, Output, Request, grid_1d
 
 TILE_CHUNKS = 8  # q8_1 blocks (chunks) of a tile
@@ -50,7 +56,16 @@ class SubFragments:
     head_bytes: int  # the head's bytes, whole words
     head_field: tuple[tuple[int, str, int], ...]  # (block, field, its first byte in the head)
     record: int  # T
-    src: tuple[int, ...]  # byte i of a record: byte src[i] of the tile's blocks, -1 a pad byte
+    nibbles: tuple[int, ...]  # nibble i of a record: nibble nibbles[i] of the tile's blocks, -1 a pad
+
+    @property
+    def src(self) -> tuple[int, ...] | None:
+        """The byte map (byte i of a record: byte src[i] of the tile's blocks, -1 a pad byte), where
+        the nibble map moves whole bytes; else None."""
+        lo, hi = self.nibbles[0::2], self.nibbles[1::2]
+        if any((a, b) != (-1, -1) and (a % 2 or b != a + 1) for a, b in zip(lo, hi)):
+            return None
+        return tuple(a // 2 if a >= 0 else -1 for a in lo)
 
     def width(self, p: int) -> int:
         """The bytes a lane stores (and loads) at a time of plane p: 16, 8 or 4."""
@@ -63,32 +78,44 @@ class SubFragments:
         return self.plane_at[p] + (w // per) * 4 * self.width(p) + q * self.width(p) + 4 * (w % per)
 
 
+def _nibble(fmt, block: int, e: int, p: int) -> int:
+    """The index of element e of block `block`'s code nibble in plane p (a 4-bit plane), counted in the
+    tile's blocks."""
+    byte, shift = locate(fmt, e, p)
+    return 2 * (block * fmt.block_bytes + fmt.offsets[fmt.planes[p].field] + int(byte)) + int(shift) // 4
+
+
+def _bytes(start: int) -> list[int]:
+    """The nibbles of the 4 bytes from byte `start` of the tile's blocks, in order."""
+    return [2 * start + i for i in range(8)]
+
+
 @cache
 def sub_fragments(name: str) -> SubFragments:
     fmt = get(name)
     act = get(ACT)
     g = max(1, TILE_CHUNKS * act.block // fmt.block)
     per_block = fmt.block // act.block
-    ctx = _sub_block_context(fmt, act, act.block, False, False)
-    lut = ctx["lut"]
-    src: list[int] = []
+    lut = _sub_block_context(fmt, act, act.block, False, False)["lut"]
+    nib: list[int] = []
     words, word_at, plane_at = [], [], []
     for p, plane in enumerate(fmt.planes):
-        lanes: list[list[int]] = [[] for _ in range(4)]  # per lane: the source byte of each word
+        lanes: list[list[tuple[int, ...]]] = [[] for _ in range(4)]  # per lane: the source nibbles of each word
         at = []
         for c in range(g * per_block):
             b, eb = divmod(c, per_block)
-            base = b * fmt.block_bytes + fmt.offsets[plane.field]
-            if lut:  # the word holding chunk word k: units of plane.unit elements, plane.run bytes each
-                chunk = base + (eb * act.block // plane.unit) * plane.run
-                starts = [[chunk + (4 * k // plane.unit) * plane.run + (4 * k % plane.unit) % plane.run
-                           for k in (q, q + 4)] for q in range(4)]  # fmt: skip
-            else:  # words q and q + 4 of the chunk's run (its first byte: locate of its first element)
-                run = base + int(locate(fmt, eb * act.block, p)[0])
-                starts = [[run + 4 * q, run + 16 + 4 * q] for q in range(4)]
+            e0 = eb * act.block
+            if lut:  # one word: elements 4 q + i in the low nibbles, 16 + 4 q + i in the high ones
+                for q in range(4):
+                    lanes[q].append(tuple(_nibble(fmt, b, e0 + 16 * h + 4 * q + i, p) for i in range(4) for h in (0, 1)))
+                at.append((c, c))
+                continue
+            # words q and q + 4 of the chunk's run (its first byte: locate of its first element)
+            run = b * fmt.block_bytes + fmt.offsets[plane.field] + int(locate(fmt, e0, p)[0])
+            starts = [[tuple(_bytes(run + 4 * q)), tuple(_bytes(run + 16 + 4 * q))] for q in range(4)]
             pair = []
             for k in (0, 1):
-                if starts[0][k] in lanes[0]:  # a run (or word) an earlier chunk loaded
+                if starts[0][k] in lanes[0]:  # a run an earlier chunk loaded
                     pair.append(lanes[0].index(starts[0][k]))
                     assert all(lanes[q].index(starts[q][k]) == pair[-1] for q in range(4))
                 else:
@@ -98,28 +125,28 @@ def sub_fragments(name: str) -> SubFragments:
             at.append(tuple(pair))
         words.append(len(lanes[0]))
         word_at.append(tuple(at))
-        plane_at.append(len(src))
+        plane_at.append(len(nib) // 2)
         layout = SubFragments(g, tuple(words), (), tuple(plane_at), 0, 0, (), 0, ())
-        first = len(src)
-        src.extend([-1] * 16 * len(lanes[0]))
+        first = len(nib)
+        nib.extend([-1] * 32 * len(lanes[0]))
         for q in range(4):
-            for w, s in enumerate(lanes[q]):
-                o = layout.lane_word(p, q, w) - plane_at[p] + first
-                src[o : o + 4] = range(s, s + 4)
+            for w, src in enumerate(lanes[q]):
+                o = 2 * (layout.lane_word(p, q, w) - plane_at[p]) + first
+                nib[o : o + 8] = src
     codes = {p.field for p in fmt.planes}
-    head_at, head_field = len(src), []
+    head_at, head_field = len(nib) // 2, []
     for b in range(g):
         for f in fmt.fields:
             if f.name not in codes:
-                head_field.append((b, f.name, len(src) - head_at))
+                head_field.append((b, f.name, len(nib) // 2 - head_at))
                 at = b * fmt.block_bytes + fmt.offsets[f.name]
-                src.extend(range(at, at + f.nbytes))
-    head_bytes = -(-(len(src) - head_at) // 4) * 4
-    src.extend([-1] * (head_at + head_bytes - len(src)))
-    record = -(-len(src) // 16) * 16
-    src.extend([-1] * (record - len(src)))
+                nib.extend(range(2 * at, 2 * (at + f.nbytes)))
+    head_bytes = -(-(len(nib) // 2 - head_at) // 4) * 4
+    nib.extend([-1] * (2 * (head_at + head_bytes) - len(nib)))
+    record = -(-len(nib) // 32) * 16
+    nib.extend([-1] * (2 * record - len(nib)))
     return SubFragments(g, tuple(words), tuple(word_at), tuple(plane_at), head_at, head_bytes, tuple(head_field),
-                        record, tuple(src))  # fmt: skip
+                        record, tuple(nib))  # fmt: skip
 
 
 def frag_sub_bytes(fmt, n: int, k: int) -> int:
@@ -135,10 +162,12 @@ def to_sub_fragments(fmt, data: np.ndarray, n: int, k: int) -> np.ndarray:
     nt = -(-nb // lay.group)
     blocks = np.zeros((n, nt * lay.group * fmt.block_bytes + 1), np.uint8)  # a last zero byte: the pads' source
     blocks[:, : nb * fmt.block_bytes] = np.ascontiguousarray(data, np.uint8).reshape(n, -1)
-    tile = lay.group * fmt.block_bytes
-    src = np.array(lay.src)
-    idx = np.where(src < 0, nt * tile, np.arange(nt)[:, None] * tile + src[None, :])  # [tile, record byte]
-    return blocks[:, idx].reshape(-1)
+    nibbles = np.stack([blocks & 15, blocks >> 4], axis=-1).reshape(n, -1)
+    tile = 2 * lay.group * fmt.block_bytes
+    src = np.array(lay.nibbles)
+    idx = np.where(src < 0, nt * tile, np.arange(nt)[:, None] * tile + src[None, :])  # [tile, record nibble]
+    out = nibbles[:, idx].reshape(n, -1, 2)
+    return (out[..., 0] | (out[..., 1] << 4)).reshape(-1)
 
 
 def _gemv_context(req: Request) -> dict:
@@ -154,17 +183,14 @@ def _gemv_context(req: Request) -> dict:
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
     if not t.mma:
         args.append(Arg("frag", "local", "u32", count=wg * FRAG_WORDS))
-    lut = lut_words(fmt) if ctx["lut"] else []
-    # one loaded word serves both chunk words; the nibble halves each takes, where fixed for every lane
-    same = bool(lut) and lut[0][0].c() == lut[1][0].c()
-    halves = tuple(h.const for _, h in lut) if lut and all(h.is_const() for _, h in lut) else None
     heads = {(b, f): at for b, f, at in lay.head_field}
     # each chunk's slot shift in each plane (split runs: sub-blocks sharing a run's bytes)
     per_block = fmt.block // act.block
     shifts = [[int(locate(fmt, (c % per_block) * act.block, p)[1]) for c in range(TILE_CHUNKS)]
               for p in range(len(fmt.planes))]  # fmt: skip
+    assert not (ctx["spc"] > 1 and reads_x_sum(fmt, act)), "a min over the q8_1 block: one sub-block a chunk"
     return dict(
-        ctx, args=args, wg=wg, warps=warps, act=act, lay=lay, heads=heads, shifts=shifts, lut_same=same, lut_halves=halves,
+        ctx, args=args, wg=wg, warps=warps, act=act, lay=lay, heads=heads, shifts=shifts,
         chunks=TILE_CHUNKS, zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "",
         frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD, use_sx=reads_x_sum(fmt, act),
         min_sums=fmt.has_min and fmt.sub_block < act.block,

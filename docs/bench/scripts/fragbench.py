@@ -3,7 +3,8 @@ layout=L) calls, graph-timed (N back-to-back calls in one CUDA graph), cold (wei
 past 4x the L2) and hot, and the int8dot path at M = 1 for the M = 8 / M = 1 ratio, f32 x.
 Runs whichever qkgen is importable (PYTHONPATH picks an older tree for a before/after in one run).
 argv[1]: output JSON; argv[2]: formats; argv[3]: Ms of the int8mma rows (comma-separated);
-argv[4] (optional): shape NxK (default 4096x14336)."""
+argv[4] (optional): shape NxK (default 4096x14336); argv[5] (optional): Ms of the int8dot rows
+(default 1); argv[6] (optional): the int8mma path's layouts (default blocks,fragments)."""
 import json, sys
 import torch, qkgen
 from gemv_sweep import graph_us, L2
@@ -11,6 +12,8 @@ from copyceiling import ceiling
 
 fmts, ms = sys.argv[2].split(","), [int(v) for v in sys.argv[3].split(",")]
 n, k = map(int, (sys.argv[4] if len(sys.argv) > 4 else "4096x14336").split("x"))
+dot_ms = [int(v) for v in (sys.argv[5] if len(sys.argv) > 5 else "1").split(",")]
+layouts = (sys.argv[6] if len(sys.argv) > 6 else "blocks,fragments").split(",")
 cg = ceiling()
 print(f"qkgen from {qkgen.__file__}; copy ceiling {cg:.0f} GB/s; {torch.cuda.get_device_name()}; W [{n}, {k}], f32 x",
       flush=True)
@@ -22,7 +25,7 @@ for name in fmts:
     wbytes = sum(v.numel() * v.element_size() for v in qt0.arrays().values() if torch.is_tensor(v))
     qts = [qt0] + [qkgen.quantize(w, name) for _ in range(max(1, -(-4 * L2 // wbytes)))]
     wq = qkgen.dequantize(qt0, "f32").double()
-    cases = [(1, "int8dot", None)] + [(m, "int8mma", lay) for m in ms for lay in ("blocks", "fragments")]
+    cases = [(m, "int8dot", None) for m in dot_ms] + [(m, "int8mma", lay) for m in ms for lay in layouts]
     for m, path, layout in cases:
         x = torch.randn(m, k, device="cuda")
         want = x.double() @ wq.T

@@ -263,8 +263,10 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         sizes.update(q8_1_sizes(m, k, layout))
         quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
         if op == "gemv_int8mma_sub":  # super-block rows: from the blocks, or from their own fragments layout
-            frag = layout == "fragments"
-            return [quant, Plan.make(dev, "gemv_int8frag_sub" if frag else op, qt.format, dtype=dtype)], sizes
+            if layout == "blocks":
+                return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
+            knobs = int8frag_knobs(dev.target, qt.format)
+            return [quant, Plan.make(dev, "gemv_int8frag_sub", qt.format, dtype=dtype, **knobs)], sizes
         if layout == "blocks":
             return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
         knobs = int8frag_knobs(dev.target, qt.format)  # shapes measured faster on this kind of device

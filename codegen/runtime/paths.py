@@ -262,7 +262,8 @@ INT8FRAG_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 
 
 def int8frag_knobs(target: Target, fmt: Format) -> dict:
-    """gemv_int8frag's render knobs for this row on this kind of device (INT8FRAG_KNOBS; {}: the op's defaults)."""
+    """gemv_int8frag's (block rows) or gemv_int8frag_sub's (super-block rows) render knobs for this row on this
+    kind of device (INT8FRAG_KNOBS; {}: the op's defaults)."""
     return dict(INT8FRAG_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
 
 

@@ -178,6 +178,8 @@ def _gemv_context(req: Request) -> dict:
     # local memory
     wg = req.pop_wg(256, 32)
     warps = wg // 32
+    # the next turn's tile loaded before this turn's products (registers for two tiles of W)
+    prefetch = req.pop_bool("prefetch", False)
     args = [Arg("frags", "in", "u8", bind="fragments"), Arg("xq", "in", "u8"), Arg("y", "out", req.dtype),
             Arg("N", "scalar", "u32"), Arg("K", "scalar", "u32"), Arg("M", "scalar", "u32"),
             Arg("sums", "local", "f32", count=warps * 128)]  # fmt: skip
@@ -190,7 +192,7 @@ def _gemv_context(req: Request) -> dict:
               for p in range(len(fmt.planes))]  # fmt: skip
     assert not (ctx["spc"] > 1 and reads_x_sum(fmt, act)), "a min over the q8_1 block: one sub-block a chunk"
     return dict(
-        ctx, args=args, wg=wg, warps=warps, act=act, lay=lay, heads=heads, shifts=shifts,
+        ctx, args=args, wg=wg, warps=warps, prefetch=prefetch, act=act, lay=lay, heads=heads, shifts=shifts,
         chunks=TILE_CHUNKS, zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "",
         frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD, use_sx=reads_x_sum(fmt, act),
         min_sums=fmt.has_min and fmt.sub_block < act.block,

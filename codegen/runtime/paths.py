@@ -255,9 +255,16 @@ INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
 # -> 20.4 / 18.5, q5_0 23.7 / 22.4 -> 22.9 / 21.3. q5_1 (23.5 -> 28.9: 162 registers a lane) and q8_0
 # (27.3 -> 30.1) keep the defaults. Registers set the cliffs: past 64 a lane, a 16-warp work-group
 # no longer fits twice in an SM (prefetch with 16 warps: q4_1 21.6 -> 27.2).
+# The super-block rows (gemv_int8frag_sub), its prefetch knob (H200, run 194, sweep 78, kernel alone,
+# 4096 x 14336, cold, M = 1 / 8, docs/bench/2026-12-02-h200-session38.md): nvfp4 27.0 / 28.7 -> 24.1 /
+# 25.0 us; mxfp4 with 4 warps a work-group 22.5 / 24.2 -> 20.2 / 22.4 (8 warps: 21.7 / 23.1); within
+# 5% for the others (q3_k 25.6 -> 24.5 at M = 8, q4_k 20.4 -> 19.6, q6_k 26.6 -> 25.4; q2_k and q5_k
+# level or slower), which keep the defaults.
 INT8FRAG_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({f: MappingProxyType({"unroll": 2, "wg": 256, "prefetch": True})
-                              for f in ("q4_0", "q4_1", "q5_0")}),
+    "cuda": MappingProxyType({**{f: MappingProxyType({"unroll": 2, "wg": 256, "prefetch": True})
+                                 for f in ("q4_0", "q4_1", "q5_0")},
+                              "nvfp4": MappingProxyType({"prefetch": True}),
+                              "mxfp4": MappingProxyType({"prefetch": True, "wg": 128})}),
 })  # fmt: skip
 
 

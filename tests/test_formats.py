@@ -109,6 +109,20 @@ def test_sub_scale_facts():
     assert F.get("q8_k").member("d").ctype == "f32" and F.get("q8_k").sub_scales is None
 
 
+def test_integer_sub_scale_ranges_are_what_decode_gives():
+    """subscales.INTEGER_RANGE: every field byte value decoded (scale and min) lies in the stated
+    range, and both ends are reached."""
+    from qkgen.formats import subscales
+
+    nbytes = {"k4": 12, "k3": 12, "nibbles": 16, "i8": 16}
+    assert set(subscales.INTEGER_RANGE) == set(nbytes)
+    for kind, n in nbytes.items():
+        fields = np.repeat(np.arange(256, dtype=np.uint8)[:, None], n, axis=1)  # every byte everywhere
+        got = [v for v in subscales.decode(kind, fields) if v is not None]
+        lo, hi = subscales.INTEGER_RANGE[kind]
+        assert min(int(v.min()) for v in got) == lo and max(int(v.max()) for v in got) == hi, kind
+
+
 @pytest.mark.parametrize(
     "name, change, field",
     [

@@ -16,7 +16,7 @@ import qkgen.runtime.api as api
 import qkgen.runtime.paths as paths
 from qkgen.backends import get, open_device
 from qkgen.kernels.ops import get_op
-from qkgen.kernels.ops.int8frag_sub import frag_sub_bytes, sub_fragments, to_sub_fragments
+from qkgen.kernels.ops.int8frag_sub import fold_max, frag_sub_bytes, sub_fragments, to_sub_fragments
 from qkgen.kernels.render import render
 from qkgen.kernels.target import get_target
 from qkgen.runtime.plan import Plan
@@ -152,14 +152,21 @@ def test_int8frag_sub_matches_the_int8dot_terms(fmt, dtype, m, device, rng, pois
 
 
 def test_forms_and_defaults():
-    """CUDA's product is the mma instruction, a product per 16-element sub-block (q2_k's mins take an
-    all-ones one); without mma one exchange through local memory serves every product of a chunk.
-    On CUDA the int8mma path of every super-block row reads fragments; blocks elsewhere."""
+    """CUDA's product is the mma instruction, a product per 16-element sub-block (q3_k, q6_k, nvfp4);
+    q2_k's scales multiply its codes inside the bytes (3 x 15 at most), so a chunk takes one product
+    of the scaled codes and one of the mins, for both sub-blocks. Without mma one exchange through
+    local memory serves every product of a chunk made of parts, one each of q2_k's two. On CUDA the
+    int8mma path of every super-block row reads fragments; blocks elsewhere."""
     cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
+    assert {f for f in FORMATS if fold_max(qkgen.formats.get(f))} == {"q2_k"}
     q2 = render("gemv_int8frag_sub", "q2_k", cuda, dtype="f16").source
-    assert q2.count("qk_mma_s8(c, ") == 8 * 4 and "/* W all ones */" in q2  # 8 chunks x 2 sub-blocks x 2
+    assert q2.count("qk_mma_s8(c, ") == 8 * 2 and "each sub-block's min in all four bytes" in q2
+    q6 = render("gemv_int8frag_sub", "q6_k", cuda, dtype="f16").source
+    assert q6.count("qk_mma_s8(c, ") == 8 * 2 and "sm[" not in q6  # 8 chunks x 2 sub-blocks
     ocl = render("gemv_int8frag_sub", "q2_k", cpu, dtype="f16").source
-    assert "mma.sync" not in ocl and ocl.count("barrier(") == 8 * 2 + 1  # 2 a chunk, 1 to add up
+    assert "mma.sync" not in ocl and ocl.count("barrier(") == 8 * 4 + 1  # 2 a product, 1 to add up
+    ocl6 = render("gemv_int8frag_sub", "q6_k", cpu, dtype="f16").source
+    assert ocl6.count("barrier(") == 8 * 2 + 1
     assert {paths.default_int8mma_layout(cuda, qkgen.formats.get(f)) for f in FORMATS} == {"fragments"}
     assert paths.default_int8mma_layout(cpu, qkgen.formats.get("q4_k")) == "blocks"
 

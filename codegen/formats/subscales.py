@@ -67,6 +67,10 @@ def ue4m3_code(x: np.ndarray) -> np.ndarray:
     return np.where(pos, np.where(e0 <= 0, sub, normal), 0).astype(np.uint8)
 
 
+# the range of the integers each integer encoding stores (scale and min alike): decode's output
+INTEGER_RANGE = {"k4": (0, 63), "k3": (-32, 31), "nibbles": (0, 15), "i8": (-128, 127)}
+
+
 def decode(kind: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(scale, min or None) per sub-block [nblocks, nsub] from the field bytes [nblocks, k]:
     integers for the integer encodings, float32 scales for the float ones."""

@@ -35,6 +35,7 @@ from functools import cache
 import numpy as np
 
 from ...formats import get, locate
+from ...formats.subscales import INTEGER_RANGE
 from ..source import Arg
 from .int8dot import ACT, X_FRAG_PAD, _sub_block_context, int8dot_reference, reads_x_sum
 from .int8mma import FRAG_WORDS
@@ -149,6 +150,18 @@ def sub_fragments(name: str) -> SubFragments:
                         record, tuple(nib))  # fmt: skip
 
 
+def fold_max(fmt) -> int:
+    """The largest code times stored sub-block scale where gemv_int8frag_sub multiplies a row's
+    integer sub-block scales into its codes inside the int8 operands (and takes the mins as a second
+    W), 0 where it cannot: unsigned codes without a zero point, unsigned scales and mins, every
+    product a signed byte (q2_k: 3 x 15 = 45). The kernel then scales by d (and dmin) once a block."""
+    rng = INTEGER_RANGE.get(fmt.sub_scales)
+    if not rng or rng[0] < 0 or fmt.code != "unsigned" or fmt.zero:
+        return 0
+    top = ((1 << fmt.bits) - 1) * rng[1]
+    return top if top <= 127 else 0
+
+
 def frag_sub_bytes(fmt, n: int, k: int) -> int:
     """Bytes of the fragments layout of an n x k weight of super-block row fmt."""
     lay = sub_fragments(fmt.name)
@@ -191,8 +204,10 @@ def _gemv_context(req: Request) -> dict:
     shifts = [[int(locate(fmt, (c % per_block) * act.block, p)[1]) for c in range(TILE_CHUNKS)]
               for p in range(len(fmt.planes))]  # fmt: skip
     assert not (ctx["spc"] > 1 and reads_x_sum(fmt, act)), "a min over the q8_1 block: one sub-block a chunk"
+    fold = fold_max(fmt)
+    assert not fold or all(fmt.member(f).ctype == "f16" for f in ("d", "dmin") if fmt.has_field(f)), "f16 d, dmin"
     return dict(
-        ctx, args=args, wg=wg, warps=warps, prefetch=prefetch, act=act, lay=lay, heads=heads, shifts=shifts,
+        ctx, args=args, wg=wg, warps=warps, prefetch=prefetch, fold=bool(fold), fold_max=fold, act=act, lay=lay, heads=heads, shifts=shifts,
         chunks=TILE_CHUNKS, zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "",
         frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD, use_sx=reads_x_sum(fmt, act),
         min_sums=fmt.has_min and fmt.sub_block < act.block,

@@ -12,7 +12,7 @@ for tree in base new; do
   (cd $S && PYTHONPATH=$pp timeout 80 python3 gemv_sweep.py sweep79_q2_k_fold.json /tmp/s79-$tree.json > $OUT/run195-sweep79-$tree.log 2>&1)
   echo "sweep79 $tree rc $?"; cut -c1-150 $OUT/run195-sweep79-$tree.log | sed 's/"op": "gemv_int8frag_sub"//'
 done
-(cd $S && timeout 200 python3 fragbench.py /tmp/fb.json q2_k,nvfp4,mxfp4 2,3,4,5,6,8 4096x14336 1,2,3,4,5,6,8 fragments \
+(cd $S && timeout 280 python3 fragbench.py /tmp/fb.json q2_k,nvfp4,mxfp4 2,3,4,5,6,8 4096x14336 1,2,3,4,5,6,8 fragments \
    > $OUT/run195-paths.log 2>&1)
 echo "fragbench rc $?"; cut -c1-100 $OUT/run195-paths.log
 date -u +%H:%M:%S

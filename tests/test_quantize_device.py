@@ -327,43 +327,43 @@ def test_k_quant_lanes_must_divide_the_sub_blocks():
 
 
 def test_cuda_takes_the_measured_lanes():
-    """runtime.paths' lanes for the K-quant searches on CUDA: a divisor of each row's sub-blocks (the
+    """runtime.quantize_knobs' lanes for the K-quant searches on CUDA: a divisor of each row's sub-blocks (the
     kernel renders, its name says it); other kinds of device keep the op's default of one."""
     from qkgen.kernels.target import get_target
-    from qkgen.runtime import paths
+    from qkgen.runtime import quantize_knobs
 
     cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
     for name in ("q2_k", "q3_k", "q4_k", "q5_k", "q6_k"):
         fmt = F.get(name)
-        knobs = paths.quantize_knobs(cuda, fmt)
+        knobs = quantize_knobs.quantize_knobs(cuda, fmt)
         assert knobs["lanes"] > 1 and fmt.sub_count % knobs["lanes"] == 0, (name, knobs)
         assert f"lanes{knobs['lanes']}" in qkgen.render("quantize", name, cuda, **knobs).name
-        assert paths.quantize_knobs(cpu, fmt) == {}
-    assert paths.quantize_knobs(cuda, F.get("q4_0")) == {}
+        assert quantize_knobs.quantize_knobs(cpu, fmt) == {}
+    assert quantize_knobs.quantize_knobs(cuda, F.get("q4_0")) == {}
 
 
 def test_cuda_takes_the_measured_blockwise_knobs():
-    """runtime.paths' elements a work-item for the blockwise rows on CUDA with 16-bit x (32): where the
+    """runtime.quantize_knobs' elements a work-item for the blockwise rows on CUDA with 16-bit x (32): where the
     blocksize takes them, the kernel renders with them and its name says so; f32 x, other kinds of
     device and blockwise8 keep the op's default."""
     from qkgen.kernels.target import get_target
-    from qkgen.runtime import paths
+    from qkgen.runtime import quantize_knobs
 
     cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
     for name, dtype in (("nf4", "f16"), ("nf4", "bf16"), ("fp4", "f16"), ("fp4", "bf16")):
         fmt = F.get(name)
-        knobs = paths.blockwise_knobs(cuda, fmt, dtype, 64)
+        knobs = quantize_knobs.blockwise_knobs(cuda, fmt, dtype, 64)
         assert knobs == {"per_lane": 32}, (name, dtype)
         ks = qkgen.render("quantize_blockwise", name, cuda, dtype=dtype, blocksize=64, **knobs)
         assert ks.name.endswith("_per_lane32"), ks.name
-        assert paths.blockwise_knobs(cpu, fmt, dtype, 64) == {}
-        assert paths.blockwise_knobs(cuda, fmt, "f32", 64) == {}
-    assert paths.blockwise_knobs(cuda, F.get("blockwise8"), "f16", 256) == {}
-    assert paths.blockwise_knobs(cuda, F.get("nf4"), "f16", 16) == {}  # 32 does not divide 16
+        assert quantize_knobs.blockwise_knobs(cpu, fmt, dtype, 64) == {}
+        assert quantize_knobs.blockwise_knobs(cuda, fmt, "f32", 64) == {}
+    assert quantize_knobs.blockwise_knobs(cuda, F.get("blockwise8"), "f16", 256) == {}
+    assert quantize_knobs.blockwise_knobs(cuda, F.get("nf4"), "f16", 16) == {}  # 32 does not divide 16
 
 
 def test_blockwise_calls_take_the_knobs(monkeypatch):
-    """The public call's plan (runtime.quantize._plans) asks for runtime.paths' knobs: per_lane 32 for
+    """The public call's plan (runtime.quantize._plans) asks for runtime.quantize_knobs' knobs: per_lane 32 for
     nf4 with f16 x on a CUDA target, none with f32 x."""
     from qkgen.kernels.target import get_target
     from qkgen.runtime import quantize as rq

@@ -262,15 +262,11 @@ def gemv_plans(qt: QTensor, x: Any, path: str | None = "float", backend: str | N
         # x in the layout of W: gemv_int8frag reads x's q8_1 blocks in their fragments layout too
         sizes.update(q8_1_sizes(m, k, layout))
         quant = Plan.make(dev, "quantize_q8_1", act, dtype=dtype, **_q8_1_options(dev, layout))
-        if op == "gemv_int8mma_sub":  # super-block rows: from the blocks, or from their own fragments layout
-            if layout == "blocks":
-                return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
-            knobs = int8frag_knobs(dev.target, qt.format)
-            return [quant, Plan.make(dev, "gemv_int8frag_sub", qt.format, dtype=dtype, **knobs)], sizes
-        if layout == "blocks":
+        if layout == "blocks":  # W as it is
             return [quant, Plan.make(dev, op, qt.format, dtype=dtype)], sizes
+        frag_op = "gemv_int8frag_sub" if op == "gemv_int8mma_sub" else "gemv_int8frag"  # W in its fragments layout
         knobs = int8frag_knobs(dev.target, qt.format)  # shapes measured faster on this kind of device
-        return [quant, Plan.make(dev, "gemv_int8frag", qt.format, dtype=dtype, **knobs)], sizes
+        return [quant, Plan.make(dev, frag_op, qt.format, dtype=dtype, **knobs)], sizes
     layout = layout or default_layout(dev.target)
     if layout not in ("blocks", "planes"):
         raise QKGenValueError(f"layout: {layout!r} is not one the int8dot path reads; allowed: blocks, planes")

@@ -209,7 +209,10 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # (run 112, an NVIDIA H100, f16 x; f32 x follows f16's, as it did at every M timed on the H200):
 # q2_k 31.4 -> 29.0 at 5 (hot 29.5 -> 26.6), mxfp4 25.7 -> 26.1 at 5 (hot 23.5 -> 22.9), 27.6 -> 26.3
 # at 6, 30.4 -> 26.6 at 7.
-_SUB_INT8MMA = {"q2_k": 5, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 6}
+# Session 38 (H200, run 195, fragbench.py, public calls, f32 x, cold; the session-38 doc): q2_k 23.4 ->
+# 19.3 us at M = 2 (its scales folded into its codes); nvfp4 24.6 -> 26.2 at 4, 28.0 -> 26.4 at 5 (38.4
+# -> 27.3 at 8); mxfp4 23.4 -> 23.0 at 4 (a tie), 25.0 -> 23.4 at 5.
+_SUB_INT8MMA = {"q2_k": 2, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 5, "nvfp4": 5}
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
     ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2, **_SUB_INT8MMA}),
     ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2, **_SUB_INT8MMA}),
@@ -255,11 +258,9 @@ INT8MMA_FRAGMENTS: MappingProxyType[str, frozenset[str]] = MappingProxyType({
 # -> 20.4 / 18.5, q5_0 23.7 / 22.4 -> 22.9 / 21.3. q5_1 (23.5 -> 28.9: 162 registers a lane) and q8_0
 # (27.3 -> 30.1) keep the defaults. Registers set the cliffs: past 64 a lane, a 16-warp work-group
 # no longer fits twice in an SM (prefetch with 16 warps: q4_1 21.6 -> 27.2).
-# The super-block rows (gemv_int8frag_sub), its prefetch knob (H200, run 194, sweep 78, kernel alone,
-# 4096 x 14336, cold, M = 1 / 8, docs/bench/2026-12-02-h200-session38.md): nvfp4 27.0 / 28.7 -> 24.1 /
-# 25.0 us; mxfp4 with 4 warps a work-group 22.5 / 24.2 -> 20.2 / 22.4 (8 warps: 21.7 / 23.1); within
-# 5% for the others (q3_k 25.6 -> 24.5 at M = 8, q4_k 20.4 -> 19.6, q6_k 26.6 -> 25.4; q2_k and q5_k
-# level or slower), which keep the defaults.
+# gemv_int8frag_sub's prefetch (H200, run 194, sweep 78, kernel alone, cold, M = 1 / 8, the session-38
+# doc): nvfp4 27.0 / 28.7 -> 24.1 / 25.0 us; mxfp4, 4 warps a group, 22.5 / 24.2 -> 20.2 / 22.4; others
+# within 5% (q3_k 25.6 -> 24.5 at M = 8, q4_k 20.4 -> 19.6, q6_k 26.6 -> 25.4), or slower: defaults.
 INT8FRAG_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({**{f: MappingProxyType({"unroll": 2, "wg": 256, "prefetch": True})
                                  for f in ("q4_0", "q4_1", "q5_0")},
@@ -337,43 +338,6 @@ def float_knobs(target: Target, fmt: Format, m: int, dtype: str) -> dict:
     if m != 1:
         return {}
     return dict(FLOAT_M1_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, {}))
-
-
-# backend -> {format: the device quantizer's render knobs where others than the op's defaults were
-# measured faster}. The K-quant searches with `lanes` work-items a block (one a sub-block, q2_k's
-# 16: two each): NVIDIA H200, 2026-11-27, run 87
-# (docs/bench/scripts/quantsweep.py qsweep_kquant_lanes.json, x 4096 x 14336, kernel alone, codes
-# equal to the public call's), f16 x, lanes 1 -> these: q2_k 1239 -> 974 us, q3_k 971 -> 506, q4_k
-# 1739 -> 1339, q5_k 1621 -> 1124, q6_k 1312 -> 815 (f32 x alike). Still 3-12% of the copy ceiling:
-# the reference's trial loops, not memory, take the time.
-QUANTIZE_KNOBS: MappingProxyType[str, MappingProxyType] = MappingProxyType({
-    "cuda": MappingProxyType({f: MappingProxyType({"lanes": n})
-                              for f, n in (("q2_k", 8), ("q3_k", 16), ("q4_k", 8), ("q5_k", 8), ("q6_k", 16))}),
-})  # fmt: skip
-
-
-def quantize_knobs(target: Target, fmt: Format) -> dict:
-    """The device quantizer's render knobs for this row on this kind of device (QUANTIZE_KNOBS; {}: the op's defaults)."""
-    return dict(QUANTIZE_KNOBS.get(device_kind(target), {}).get(fmt.name, {}))
-
-
-# (device kind, x dtype) -> {format: quantize_blockwise's render knobs where others than the op's
-# defaults were measured faster}. 32 elements a work-item against 16: NVIDIA H200, 2026-12-02, runs
-# 188 and 190 (docs/bench/scripts/quantsweep.py qsweep_s37b.json, qsweep_s37c.json, x 4096 x 14336,
-# blocksize 64, kernel alone, bytes equal to the public call's): nf4 f16 50.4 -> 48.3 us (70.5% ->
-# 73.6% of copy), nf4 bf16 50.8 -> 48.3, fp4 f16 60.7 -> 58.7, fp4 bf16 61.5 -> 59.7 (fp4 with its
-# bucket search). Slower with f32 x (nf4 70.5 -> 89.6) and for blockwise8 f16 (bs 256, 111.4 -> 121.0).
-_PER_LANE_32 = MappingProxyType({"per_lane": 32})
-BLOCKWISE_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
-    ("cuda", dtype): MappingProxyType({"nf4": _PER_LANE_32, "fp4": _PER_LANE_32}) for dtype in ("f16", "bf16")
-})  # fmt: skip
-
-
-def blockwise_knobs(target: Target, fmt: Format, dtype: str, blocksize: int) -> dict:
-    """quantize_blockwise's render knobs for this row, x dtype and blocksize on this kind of device
-    (BLOCKWISE_KNOBS; {}: the op's defaults, also where per_lane does not divide the blocksize)."""
-    knobs = dict(BLOCKWISE_KNOBS.get((device_kind(target), dtype), {}).get(fmt.name, {}))
-    return knobs if blocksize % knobs.get("per_lane", 1) == 0 else {}
 
 
 # (device kind, x dtype) -> row -> (least M, gemv_mma's render knobs from that M) where others than

@@ -29,7 +29,7 @@ from ..formats import QTensor, get, validate
 from ..formats import reference as ref
 from ..kernels.ops import get_op
 from .api import _open, x_dtype
-from .paths import blockwise_knobs, quantize_knobs
+from .quantize_knobs import blockwise_knobs, quantize_knobs
 from .plan import Bound, Plan, ready
 from .reduce import device_exact_mean
 

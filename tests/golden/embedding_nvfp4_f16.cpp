@@ -63,11 +63,11 @@ void embedding_nvfp4_f16(
     const uint eb = (uint)(e0 % 64u);
     const uchar* sc = bp;
     const uint j = eb / 16u; /* the sub-block, of 4 */
+    const uint u = sc[j];
     /* half the UE4M3 scale byte u (exponent in bits 3-6, bias 7; mantissa in bits 0-2; bit 7 unused):
        bits 0-6 moved to bits 7-13 are an f16 with the same exponent and mantissa fields, read with bias
        15, so 2^-8 times the UE4M3 value, subnormals included; the scale is that f16 times 2^7, exact,
        with no branch. 0x7F stands for 0 (0 is 0 already) */
-    const uint u = sc[j];
     const float s = u == 0x7Fu ? 0.0f : qk_f16_to_f32((ushort)((u & 0x7Fu) << 7)) * 128.0f;
     /* codes in units of 16 elements, 8 bytes each: byte r of a unit holds its elements r, r + 8, ... */
     const uint slot = (eb % 16u) / 8u;

@@ -107,6 +107,7 @@ def sub_fragments(name: str) -> SubFragments:
             b, eb = divmod(c, per_block)
             e0 = eb * act.block
             if lut:  # one word: elements 4 q + i in the low nibbles, 16 + 4 q + i in the high ones
+                assert plane.bits == 4, "table rows: 4-bit codes"
                 for q in range(4):
                     lanes[q].append(tuple(_nibble(fmt, b, e0 + 16 * h + 4 * q + i, p) for i in range(4) for h in (0, 1)))
                 at.append((c, c))

@@ -209,6 +209,7 @@ def _gemv_context(req: Request) -> dict:
     # by_block (integer sub-block scales): the scales multiply each chunk's integer sums in integers and
     # d (dmin) scale a block's sums once, where d * sc_j as floats multiplied every term (run 198, the
     # session-38 doc: 4-13% faster at M = 8); a chunk's sums times its scales stay within an int
+    assert fmt.sub_scales in INTEGER_RANGE or not fmt.has_min, "float sub-block scales come without mins"
     if fmt.sub_scales in INTEGER_RANGE:
         assert (1 << fmt.bits) * max(map(abs, INTEGER_RANGE[fmt.sub_scales])) * act.block * 128 < 1 << 31
     assert not fold or all(fmt.member(f).ctype == "f16" for f in ("d", "dmin") if fmt.has_field(f)), "f16 d, dmin"
@@ -217,7 +218,6 @@ def _gemv_context(req: Request) -> dict:
         by_block=fmt.sub_scales in INTEGER_RANGE, act=act, lay=lay, heads=heads, shifts=shifts,
         chunks=TILE_CHUNKS, zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "",
         frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD, use_sx=reads_x_sum(fmt, act),
-        min_sums=fmt.has_min and fmt.sub_block < act.block,
     )  # fmt: skip
 
 

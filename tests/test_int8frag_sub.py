@@ -192,15 +192,14 @@ def test_prefetch_gives_the_same_sums(fmt, rng, poisoned, monkeypatch):
     """gemv_int8frag_sub's prefetch knob (the next turn's tile loaded before this turn's products) moves
     loads only: y is bit-equal to the kernel's without it, with fewer tiles than warps (K = 256) and
     more (a work-group's warps taking several turns); the public call takes the knob from
-    runtime.paths' int8frag_knobs."""
+    runtime.paths.INT8FRAG_KNOBS."""
     kind = paths.device_kind(open_device("opencl", "Intel").target)
-    with_prefetch = {kind: {fmt: {"prefetch": True}}}
     for k in (256, 24 * 256):
         qt = qkgen.quantize(rng.standard_normal((35, k)).astype(np.float32), fmt)
         x = check.gemv_x(rng, 5, k, "f32")
         y0 = qkgen.gemv(qt, x, path="int8mma", layout="fragments", backend="opencl", device="Intel")
         with monkeypatch.context() as mp:
-            mp.setattr(api, "int8frag_knobs", lambda t, f: dict(with_prefetch.get(paths.device_kind(t), {}).get(f.name, {})))
+            mp.setattr(paths, "INT8FRAG_KNOBS", {kind: {fmt: {"prefetch": True}}})
             plans, _ = api.gemv_plans(qt, x, "int8mma", "opencl", "Intel", layout="fragments")
             assert plans[1].ks.op == "gemv_int8frag_sub" and plans[1].ks.param("prefetch") is True
             qt.__dict__.pop(api._CALLS)  # the weight's bound calls: made again, with the knob

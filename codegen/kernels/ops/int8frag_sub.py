@@ -86,9 +86,9 @@ def _nibble(fmt, block: int, e: int, p: int) -> int:
     return 2 * (block * fmt.block_bytes + fmt.offsets[fmt.planes[p].field] + int(byte)) + int(shift) // 4
 
 
-def _bytes(start: int) -> list[int]:
+def _bytes(start: int) -> tuple[int, ...]:
     """The nibbles of the 4 bytes from byte `start` of the tile's blocks, in order."""
-    return [2 * start + i for i in range(8)]
+    return tuple(range(2 * start, 2 * start + 8))
 
 
 @cache
@@ -114,7 +114,7 @@ def sub_fragments(name: str) -> SubFragments:
                 continue
             # words q and q + 4 of the chunk's run (its first byte: locate of its first element)
             run = b * fmt.block_bytes + fmt.offsets[plane.field] + int(locate(fmt, e0, p)[0])
-            starts = [[tuple(_bytes(run + 4 * q)), tuple(_bytes(run + 16 + 4 * q))] for q in range(4)]
+            starts = [[_bytes(run + 4 * q), _bytes(run + 16 + 4 * q)] for q in range(4)]
             pair = []
             for k in (0, 1):
                 if starts[0][k] in lanes[0]:  # a run an earlier chunk loaded
@@ -209,13 +209,14 @@ def _gemv_context(req: Request) -> dict:
     # by_block (integer sub-block scales): the scales multiply each chunk's integer sums in integers and
     # d (dmin) scale a block's sums once, where d * sc_j as floats multiplied every term (run 198, the
     # session-38 doc: 4-13% faster at M = 8); a chunk's sums times its scales stay within an int
-    assert fmt.sub_scales in INTEGER_RANGE or not fmt.has_min, "float sub-block scales come without mins"
-    if fmt.sub_scales in INTEGER_RANGE:
+    by_block = fmt.sub_scales in INTEGER_RANGE
+    assert by_block or not fmt.has_min, "float sub-block scales come without mins"
+    if by_block:
         assert (1 << fmt.bits) * max(map(abs, INTEGER_RANGE[fmt.sub_scales])) * act.block * 128 < 1 << 31
     assert not fold or all(fmt.member(f).ctype == "f16" for f in ("d", "dmin") if fmt.has_field(f)), "f16 d, dmin"
     return dict(
         ctx, args=args, wg=wg, warps=warps, prefetch=prefetch, fold=bool(fold), fold_max=fold,
-        by_block=fmt.sub_scales in INTEGER_RANGE, act=act, lay=lay, heads=heads, shifts=shifts,
+        by_block=by_block, act=act, lay=lay, heads=heads, shifts=shifts,
         chunks=TILE_CHUNKS, zero_bytes="0x%08xu" % (fmt.zero * 0x01010101) if fmt.zero else "",
         frag_words=FRAG_WORDS, x_pad=X_FRAG_PAD, use_sx=reads_x_sum(fmt, act),
     )  # fmt: skip

@@ -94,7 +94,7 @@ class FakeCtx:
     def __init__(self, timing="events", **args):
         defaults = dict(iters=7, warmup=3, max_mem_gb=4.0, modes=("cold", "hot"), launches=10, host_calls=0)
         self.args = argparse.Namespace(**{**defaults, **args})
-        self.timing, self.timing_note, self.torch = timing, "", None
+        self.timing, self.timing_note, self.torch, self.torch_cuda = timing, "", None, False
         self.synced, self.notes = 0, []
 
     def sync(self):

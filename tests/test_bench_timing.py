@@ -50,6 +50,54 @@ def test_sequence_length_is_whole_passes():
     assert timing.sequence_length(25, 100) == 100
 
 
+class FakeTorch:
+    """torch.cuda's events and synchronize over a fake stream clock (ms, as torch's elapsed_time)."""
+
+    def __init__(self, clock):
+        clock_ref, self.syncs = clock, []
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                assert enable_timing
+                self.t = None
+
+            def record(self):
+                self.t = clock_ref[0]
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return (other.t - self.t) * 1e-6  # ns -> ms
+
+        self.cuda = argparse.Namespace(Event=Event, synchronize=lambda: self.syncs.append(1))
+
+
+def test_cuda_span_is_events_around_the_launches_over_count():
+    clock = [0]
+
+    def launch():  # 2500 ns a launch on the stream's clock
+        clock[0] += 2500
+
+    fake = FakeTorch(clock)
+    us = timing.stream_span_samples(fake, [launch] * 4, reps=3, warmup=2)
+    assert us == [2.5, 2.5, 2.5] and clock[0] == 2500 * 4 * 5 and fake.syncs == [1]
+
+
+def test_cuda_span_through_the_harness():
+    # a torch-driven CUDA context takes the stream span; its sets' launches return nothing
+    clock = [0]
+    ctx = FakeCtx(timing="span", iters=2, warmup=0, launches=4, modes=("hot",))
+    ctx.torch, ctx.torch_cuda = FakeTorch(clock), True
+
+    def tick():
+        clock[0] += 1000
+
+    impl = argparse.Namespace(make_set=lambda: cases.TimedSet(run=lambda: 1.0, launch=tick), host=None)
+    smp = harness._time_mode(ctx, "span", [impl.make_set()], "hot")
+    assert smp.method == "span" and smp.us == [1.0, 1.0] and smp.launches == 4
+
+
 def test_span_fallback_is_labelled():
     # span on sets whose launch gives no events: per-launch events, with the reason
     ctx = FakeCtx(timing="span", iters=2, warmup=0, modes=("hot",))
@@ -94,8 +142,9 @@ def test_method_per_backend():
     assert timing.choose_method("events", "opencl", False)[0] == "events"
     with pytest.raises(QKGenValueError, match="--timing graph"):
         timing.choose_method("graph", "opencl", False)
-    with pytest.raises(QKGenValueError, match="--timing span"):
-        timing.choose_method("span", "cuda", True)
+    assert timing.choose_method("span", "cuda", True) == ("span", "")  # events on torch's stream
+    with pytest.raises(QKGenValueError, match="--timing span: on CUDA it needs torch"):
+        timing.choose_method("span", "cuda", False)
 
 
 def _args(**kw) -> argparse.Namespace:

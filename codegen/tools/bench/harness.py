@@ -33,7 +33,7 @@ from qkgen.errors import QKGenError, QKGenValueError
 
 from .cases import Case, Context, Impl, TimedSet
 from .timing import (EVENTS, GRAPH, SPAN, Samples, event_samples, graph_samples, host_us_per_call,
-                     sequence_length, span_samples)  # fmt: skip
+                     sequence_length, span_samples, stream_span_samples)  # fmt: skip
 
 L2_DEFAULT_MB = 50.0  # H100 / H200 L2 (the H200 reports 60 MB; the device's own figure wins if larger)
 L2_FACTOR = 4  # the sets together must exceed this many L2s
@@ -130,6 +130,8 @@ def _time_mode(ctx: Context, method: str, sets: list[TimedSet], mode: str) -> Sa
             try:
                 if method == GRAPH:
                     us = graph_samples(ctx.torch, seq, a.iters, a.warmup)
+                elif ctx.torch_cuda:  # CUDA: events on torch's stream around the launches
+                    us = stream_span_samples(ctx.torch, seq, a.iters, a.warmup)
                 else:
                     us = span_samples(seq, a.iters, a.warmup, ctx.sync)
                 return Samples(mode, method, us, n)

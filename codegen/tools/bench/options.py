@@ -118,7 +118,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time cold: launches rotate over sets > 4x L2 (default: hot and cold)")
     p.add_argument("--timing", default="auto", choices=("auto", "graph", "span", "events"),
                    help="device timing: auto = CUDA-graph replay on CUDA with torch, events around "
-                        "back-to-back launches on OpenCL/SYCL; events = one launch between two events")
+                        "back-to-back launches on OpenCL/SYCL; span = those events on any backend (on CUDA "
+                        "around launches on torch's stream: OpenCL's timer, for side-by-side runs); "
+                        "events = one launch between two events")
     p.add_argument("--launches", type=int, default=100,
                    help="launches per sample (per graph / event span); cold: a whole number of passes over "
                         "the sets (100)")

@@ -5,6 +5,9 @@
           torch's current stream (its sets hold torch tensors), so they are captured like torch's.
   span    (OpenCL, SYCL)     N back-to-back launches on the in-order queue; one sample = (end of the
           last launch - start of the first, from the launches' profiling events) / N.
+          (CUDA with torch)  N back-to-back launches on torch's current stream between two CUDA
+          events / N: how OpenCL is timed, so that the two backends can be set side by side under
+          one timer (it counts the host's launch cost wherever that exceeds the kernel's time).
   events  (fallback)         one launch between two device events per sample (``TimedSet.run``);
           this is how bench timed before; it counts host gaps inside multi-launch calls (bnb's
           nested dequantize) and is only used where the others cannot run, and labelled so.
@@ -144,6 +147,25 @@ def span_samples(seq: Sequence[Callable[[], Any]], reps: int, warmup: int,
     return out
 
 
+def stream_span_samples(torch, seq: Sequence[Callable[[], Any]], reps: int, warmup: int) -> list[float]:
+    """CUDA's span: µs per launch of the launches `seq` enqueued back to back on torch's current
+    stream, between two CUDA events recorded on it, `reps` times after `warmup` untimed passes."""
+    for _ in range(max(0, warmup)):
+        for f in seq:
+            f()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(max(1, reps)):
+        start.record()
+        for f in seq:
+            f()
+        end.record()
+        end.synchronize()
+        out.append(_check(start.elapsed_time(end) * 1e3 / len(seq), "CUDA event span"))
+    return out
+
+
 # ---- per-launch events (fallback) ----
 
 
@@ -198,9 +220,9 @@ def choose_method(requested: str, backend: str, torch_cuda: bool) -> tuple[str, 
         return default_method(backend, torch_cuda)
     if requested == GRAPH and not (backend == "cuda" and torch_cuda):
         raise QKGenValueError("--timing graph: needs the CUDA backend with torch (torch.cuda.CUDAGraph)")
-    if requested == SPAN and backend == "cuda":
-        raise QKGenValueError("--timing span: OpenCL/SYCL only (CUDA launches return no events); "
-                              "allowed on cuda: auto, graph, events")  # fmt: skip
+    if requested == SPAN and backend == "cuda" and not torch_cuda:
+        raise QKGenValueError("--timing span: on CUDA it needs torch (CUDA events on torch's stream); "
+                              "allowed without torch: auto, events")  # fmt: skip
     if requested not in (GRAPH, SPAN, EVENTS):
         raise QKGenValueError(f"--timing: {requested!r}; allowed: auto, graph, span, events")
     return requested, ("per-launch events, asked for with --timing events" if requested == EVENTS else "")

@@ -41,7 +41,7 @@ def test_the_int8mma_table_names_its_formats_only_and_needs_the_instruction():
     no_mma = get_target("cuda-sm90").__class__(**{**get_target("cuda-sm90").__dict__, "mma": False})
     assert default_path(no_mma, q5_1, 8, "f32") == "int8dot"  # sm_61..sm_75: dp4a, no int8 mma
     q4_k = qkgen.formats.get("q4_k")  # super-block rows: int8mma from the M measured, W in fragments
-    assert [default_path(get_target("cuda-sm90"), q4_k, m, "f16") for m in (3, 4)] == ["int8dot", "int8mma"]
+    assert [default_path(get_target("cuda-sm90"), q4_k, m, "f16") for m in (2, 3)] == ["int8dot", "int8mma"]
     assert default_path(no_mma, q4_k, 8, "f16") == "int8dot"
 
 

@@ -211,8 +211,10 @@ FASTER_MMA_F32: MappingProxyType[str, MappingProxyType] = MappingProxyType({
 # at 6, 30.4 -> 26.6 at 7.
 # Session 38 (H200, run 195, fragbench.py, public calls, f32 x, cold; the session-38 doc): q2_k 23.4 ->
 # 19.3 us at M = 2 (its scales folded into its codes); nvfp4 24.6 -> 26.2 at 4, 28.0 -> 26.4 at 5 (38.4
-# -> 27.3 at 8); mxfp4 23.4 -> 23.0 at 4 (a tie), 25.0 -> 23.4 at 5.
-_SUB_INT8MMA = {"q2_k": 2, "q3_k": 4, "q4_k": 4, "q5_k": 3, "q6_k": 3, "mxfp4": 5, "nvfp4": 5}
+# -> 27.3 at 8); mxfp4 23.4 -> 23.0 at 4 (a tie), 25.0 -> 23.4 at 5. Run 199 (session 39, after the
+# integer sub-block scales): q4_k 17.9 -> 18.0 at M = 2 (a tie), 20.4 -> 18.3 at 3 (hot 16.4 -> 16.0);
+# q5_k 20.8 -> 19.4 at 2 (hot 19.0 -> 17.6); f16 x follows f32's (not timed again).
+_SUB_INT8MMA = {"q2_k": 2, "q3_k": 4, "q4_k": 3, "q5_k": 2, "q6_k": 3, "mxfp4": 5, "nvfp4": 5}
 FASTER_INT8MMA: MappingProxyType[tuple[str, bool], MappingProxyType] = MappingProxyType({
     ("cuda", False): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 4, "q8_0": 2, **_SUB_INT8MMA}),
     ("cuda", True): MappingProxyType({"q4_0": 2, "q4_1": 3, "q5_0": 3, "q5_1": 3, "q8_0": 2, **_SUB_INT8MMA}),

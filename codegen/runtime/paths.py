@@ -143,9 +143,13 @@ def default_lane_group(target: Target) -> bool:
 # int4 from M = 1 since session 33's pair table (H200 run 184, public calls, cold,
 # docs/bench/2026-12-02-h200-session34.md): mma 15.3 us against float 17.7 (4096 x 14336, f16 x),
 # 18.9 against 19.0 (8192^2, bf16 x), within the float path's error.
+# int4 row on NVIDIA's OpenCL from M = 2 (H200, runs 199-200, `qkgen bench --backend opencl`, public
+# calls' kernels, f16 x, 4096 x 14336, cold, events around back-to-back launches; the session-39
+# doc): mma 31.7 / 32.2 / 32.6 us at M = 2 / 4 / 8 against the float path's 37.1 / 48.2 / 71.3 (31.6
+# against 22.1 at M = 1); run 199 at M = 8: 32.9 against 71.8.
 FASTER_MMA: MappingProxyType[str, MappingProxyType] = MappingProxyType({
     "cuda": MappingProxyType({"nf4": 2, "fp4": 2, "int8": 2, "int4": 1, "blockwise8": 1, "int2": 1}),
-    "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_0": 2, "q4_1": 2}),
+    "opencl-nvidia": MappingProxyType({"nf4": 2, "q4_0": 2, "q4_1": 2, "int4": 2}),
 })  # fmt: skip
 
 # The same for f32 x, which the mma kernel rounds to f16 as it loads it. H200, 4096 x 14336, public

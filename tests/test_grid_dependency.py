@@ -29,43 +29,6 @@ def test_chain_kernels_wait_or_release_on_sm90_only(op, fmt, kw, stmt):
         assert "griddepcontrol" not in ks.source and not ks.grid_wait, other
 
 
-# Kernels that wait as late as they can: W (which no launch before writes) is loaded first, the wait
-# comes before the first read of x's copy. Every form of each, for the rows that take it.
-LATE = [("gemv_int8dot", f, kw) for f in ("q4_0", "q4_1", "q5_0", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k",
-                                          "mxfp4", "nvfp4")
-        for kw in ({"mmax": 1}, {"mmax": 8}, {"mmax": 1, "x_planes": True}, {"mmax": 8, "x_planes": True})]
-LATE += [("gemv_int8dot", "q4_0", {"mmax": 1, "layout": "planes"})]
-LATE += [("gemv_int8frag", f, kw) for f in ("q4_0", "q5_1", "q8_0")
-         for kw in ({}, {"prefetch": True}, {"unroll": 2}, {"unroll": 2, "prefetch": True})]
-LATE += [("gemv_int8frag_sub", f, kw) for f in ("q2_k", "q4_k", "q6_k", "mxfp4", "nvfp4")
-         for kw in ({}, {"prefetch": True})]
-
-
-def _reads_x(line: str) -> bool:
-    """A statement that loads from x's copy (xq and the pointers into it), not one that only points into it."""
-    import re
-
-    code = line.split("/*")[0].strip()
-    names = r"\b(xq|xp|xg\w*|xs|xds|x_qs|x_d|x_s)\b"
-    if not re.search(names, code):
-        return False
-    return not re.fullmatch(r"const (uchar|uint)\* \w+ = [^;]*;", code)
-
-
-@pytest.mark.parametrize("op, fmt, kw", LATE)
-def test_waits_after_the_first_w_loads_and_before_any_x_read(op, fmt, kw):
-    ks = render(op, fmt, "cuda-sm90", dtype="f32", **kw)
-    lines = ks.source.split("*/", 1)[1].splitlines()
-    body = lines[next(i for i, ln in enumerate(lines) if ln.startswith("{")):]
-    wait = next(i for i, ln in enumerate(body) if WAIT in ln)
-    assert ks.source.count(WAIT) == 1
-    assert not [ln for ln in body[:wait] if _reads_x(ln)], "x read before the wait"
-    assert any(_reads_x(ln) for ln in body[wait:]), "no x read found after the wait: the check has lost its names"
-    # W's first loads come before it: the kernel's weight argument is read above the wait
-    weight = "frags" if "frag" in op else "planes" if kw.get("layout") == "planes" else "blocks"
-    assert any(weight in ln for ln in body[:wait]) or any("bp" in ln or "cw" in ln for ln in body[:wait]), op
-
-
 def test_single_launch_kernels_neither_wait_nor_release():
     for op, fmt, kw in (("gemv", "q4_0", {"mmax": 1}), ("gemv_mma", "nf4", {}), ("dequantize", "q4_0", {}),
                         ("gemv_mma", "q4_0", {"dtype": "f16"})):  # fmt: skip

@@ -119,7 +119,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing", default="auto", choices=("auto", "graph", "span", "events"),
                    help="device timing: auto = CUDA-graph replay on CUDA with torch, events around "
                         "back-to-back launches on OpenCL/SYCL; span = those events on any backend (on CUDA "
-                        "around launches on torch's stream: OpenCL's timer, for side-by-side runs); "
+                        "around launches on torch's stream: OpenCL's timer, for side-by-side runs; it counts the host's "
+                        "launch cost where that exceeds the kernel's time); "
                         "events = one launch between two events")
     p.add_argument("--launches", type=int, default=100,
                    help="launches per sample (per graph / event span); cold: a whole number of passes over "

@@ -61,7 +61,21 @@ def _check(us: float, what: str) -> float:
     return us
 
 
-# ---- CUDA graphs (torch) ----
+# ---- CUDA events (torch): graph replays and spans ----
+
+
+def _cuda_event_samples(torch, run: Callable[[], Any], reps: int, count: int, what: str) -> list[float]:
+    """µs per launch of `reps` run()s, each between two CUDA events on torch's current stream and
+    holding `count` launches (a graph replay or a span of back-to-back launches)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(max(1, reps)):
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        out.append(_check(start.elapsed_time(end) * 1e3 / count, what))
+    return out
 
 
 def graph_samples(torch, seq: Sequence[Callable[[], Any]], reps: int, warmup: int) -> list[float]:
@@ -87,18 +101,25 @@ def graph_samples(torch, seq: Sequence[Callable[[], Any]], reps: int, warmup: in
     try:
         for _ in range(max(1, warmup)):
             g.replay()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        out = []
-        for _ in range(max(1, reps)):
-            start.record()
-            g.replay()
-            end.record()
-            end.synchronize()
-            out.append(_check(start.elapsed_time(end) * 1e3 / len(seq), "CUDA graph replay"))
-        return out
+        return _cuda_event_samples(torch, g.replay, reps, len(seq), "CUDA graph replay")
     finally:
         torch.cuda.synchronize()
         del g
+
+
+def stream_span_samples(torch, seq: Sequence[Callable[[], Any]], reps: int, warmup: int) -> list[float]:
+    """CUDA's span: µs per launch of the launches `seq` enqueued back to back on torch's current
+    stream, between two CUDA events recorded on it, `reps` times after `warmup` untimed passes."""
+    for _ in range(max(0, warmup)):
+        for f in seq:
+            f()
+    torch.cuda.synchronize()
+
+    def launch_all() -> None:
+        for f in seq:
+            f()
+
+    return _cuda_event_samples(torch, launch_all, reps, len(seq), "CUDA event span")
 
 
 # ---- OpenCL / SYCL events ----
@@ -144,25 +165,6 @@ def span_samples(seq: Sequence[Callable[[], Any]], reps: int, warmup: int,
         start, end = event_ns(first)[0], event_ns(last)[1]
         sync()
         out.append(_check((end - start) * 1e-3 / len(seq), "event span"))
-    return out
-
-
-def stream_span_samples(torch, seq: Sequence[Callable[[], Any]], reps: int, warmup: int) -> list[float]:
-    """CUDA's span: µs per launch of the launches `seq` enqueued back to back on torch's current
-    stream, between two CUDA events recorded on it, `reps` times after `warmup` untimed passes."""
-    for _ in range(max(0, warmup)):
-        for f in seq:
-            f()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(max(1, reps)):
-        start.record()
-        for f in seq:
-            f()
-        end.record()
-        end.synchronize()
-        out.append(_check(start.elapsed_time(end) * 1e3 / len(seq), "CUDA event span"))
     return out
 
 

@@ -537,6 +537,72 @@ def test_fp4_ties_and_rounding_corners(backend, name, rng, poisoned):
     run(x[-1:], fmt, backend)
 
 
+def bits16(x: np.ndarray, dtype: str) -> np.ndarray:
+    """The f16 or bf16 bits of float32 values x >= 0 rounded toward zero (the kernel's midpoints)."""
+    x = np.asarray(x, np.float32)
+    if dtype == "bf16":
+        return (x.view(np.uint32) >> 16).astype(np.int64)
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16)
+    h = np.where(h.astype(np.float32) > x, np.nextafter(h, np.float16(0)), h)  # nearest went up: one below
+    return np.minimum(h.view(np.uint16).astype(np.int64), 0x7BFF)
+
+
+def of_bits16(b: np.ndarray, dtype: str) -> np.ndarray:
+    b = np.asarray(b, np.int64)
+    if dtype == "bf16":
+        return (b.astype(np.uint32) << 16).view(np.float32)
+    return b.astype(np.uint16).view(np.float16).astype(np.float32)
+
+
+def fp4_corner_x16(fmt, dtype: str, rng, ulps: int = 2) -> np.ndarray:
+    """Blocks of f16 or bf16 values (exact in float32) where the kernel's 16-bit midpoints decide: each
+    sub-block one value of magnitude amax (setting the scale s), then the 16-bit values at and `ulps`
+    either side of the largest one at or below each level and midpoint times s, up to amax, random
+    signs and some -0. amax: for MXFP4 1.9 2^j over the type's range (subnormal scales too), for
+    NVFP4 6 times every UE4M3 value that the type holds (scales that are not powers of two)."""
+    top = 0x7BFF if dtype == "f16" else 0x7F7F
+    if fmt.sub_scales == "e8m0_half":
+        lo, hi = (-24, 15) if dtype == "f16" else (-133, 126)
+        amaxes = [1.9 * 2.0**j for j in range(lo, hi + 1, 1 if dtype == "f16" else 7)]
+    else:
+        amaxes = [12 * float(subscales.ue4m3_half(np.asarray([u]))[0]) for u in range(1, 0x7F)]
+    subs = []
+    for amax in amaxes:
+        amax = of_bits16(bits16(np.float32(amax), dtype), dtype)
+        if not 0 < amax <= of_bits16(top, dtype):
+            continue
+        s = fp4_scale(fmt, amax)
+        with np.errstate(over="ignore"):
+            base = np.concatenate([np.abs(fmt.table), magnitude_search(fmt)["mids"]]).astype(np.float32) * s
+        b = bits16(base[np.isfinite(base)], dtype)
+        pool = of_bits16(np.unique(np.clip(b[:, None] + np.arange(-ulps, ulps + 1), 0, top)), dtype)
+        pool = rng.permutation(pool[pool <= amax])
+        for at in range(0, max(pool.size, 1), fmt.sub_block - 1):
+            chunk = pool[at : at + fmt.sub_block - 1]
+            fill = of_bits16(bits16(rng.random(fmt.sub_block - 1 - chunk.size) * amax, dtype), dtype)
+            v = np.concatenate([[amax], chunk, fill]).astype(np.float32) * rng.choice(np.float32([-1, 1]), fmt.sub_block)
+            v[rng.random(v.size) < 0.05] = -0.0
+            v[0] = amax
+            subs.append(rng.permutation(v))
+    x = np.concatenate(subs)
+    x = np.concatenate([x, np.zeros((-x.size) % fmt.block, np.float32)])
+    return x.reshape(-1, fmt.block)
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", FP4_ROWS)
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_fp4_16bit_x_at_its_midpoints(backend, name, dtype, rng, poisoned):
+    """With f16 or bf16 x the kernel compares x's bits with each midpoint times s rounded toward zero to
+    the type: every byte as the reference writes it for values at and next to those midpoints."""
+    fmt = F.get(name)
+    x = fp4_corner_x16(fmt, dtype, rng)
+    assert np.array_equal(host(x, dtype).astype(np.float32) if dtype == "f16" else x, x)  # exact in the type
+    assert x.shape[0] > 50
+    run(x, fmt, backend, dtype)
+
+
 @pytest.mark.parametrize("backend", WHERE)
 @pytest.mark.parametrize("name", FP4_ROWS)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -230,16 +230,26 @@ def _blocks_context(req: Request, how: str) -> dict:
     if how == "sub_scale_table":
         top = max(fmt.table) / 2  # the table is E2M1 doubled, its scales halved: the largest E2M1 value
         ctx.update(fp4_max=top, fp4_emax=int(np.floor(np.log2(top))), log2_round_up=LOG2_ROUND_UP,
-                   sub_codes=sub_block_codes(fmt), x_regs=ctx["sub"] <= X_REGS_SUB, **magnitude_search(fmt))  # fmt: skip
+                   sub_codes=sub_block_codes(fmt), xt=_x_bits(req.dtype, ctx["sub"]), **magnitude_search(fmt))  # fmt: skip
+        ctx["x_regs"] = ctx["xt"]["words"] <= X_REGS_WORDS
     return ctx
 
 
 F32_FRACTION_BITS = 23
-# sub_scale_table: a sub-block of at most this many elements keeps its x in registers between the
-# absmax and the codes; a larger one reads x again from local memory. H100 run 115 (kernel alone,
-# 4096 x 14336, f16 / f32 x): nvfp4 (16) 89.3 / 117.3 us in registers against 96.6 / 126.4 read again;
-# mxfp4 (32) 103.4 / 120.5 us in registers (94 registers a work-item) against 91.5 / 104.0 read again.
-X_REGS_SUB = 16
+# sub_scale_table: a sub-block of x of at most this many words stays in registers between its absmax
+# and its codes; a larger one is read again from local memory. H100 run 115 (kernel alone, 4096 x
+# 14336, when x went through floats): nvfp4 (16 values) 89.3 / 117.3 us (f16 / f32 x) in registers against
+# 96.6 / 126.4 read again; mxfp4 (32) 103.4 / 120.5 us in registers (94 registers) against 91.5 / 104.0.
+X_REGS_WORDS = 16
+# x's bits by dtype: value width, the bits of inf, and the helper rounding a float >= 0 toward zero
+# to them (None: f32, its own bits)
+_X_BITS = {"f32": (32, 0x7F800000, None), "f16": (16, 0x7C00, "qk_f16_bits_rz"), "bf16": (16, 0x7F80, "qk_bf16_bits_rz")}
+
+
+def _x_bits(dtype: str, sub: int) -> dict:
+    """sub_scale_table: the kernel compares x's own bits (sign cleared) with the midpoints rounded to them."""
+    width, inf, bits_rz = _X_BITS[dtype]
+    return dict(width=width, inf=inf, bits_rz=bits_rz, words=sub * width // 32)
 
 
 @functools.lru_cache(maxsize=None)

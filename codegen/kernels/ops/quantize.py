@@ -231,7 +231,7 @@ def _blocks_context(req: Request, how: str) -> dict:
         top = max(fmt.table) / 2  # the table is E2M1 doubled, its scales halved: the largest E2M1 value
         ctx.update(fp4_max=top, fp4_emax=int(np.floor(np.log2(top))), log2_round_up=LOG2_ROUND_UP,
                    sub_codes=sub_block_codes(fmt), xt=_x_bits(req.dtype, ctx["sub"]), **magnitude_search(fmt))  # fmt: skip
-        ctx["x_regs"] = ctx["xt"]["words"] <= X_REGS_WORDS
+        ctx["x_regs"] = req.pop_bool("x_regs", ctx["xt"]["words"] <= X_REGS_WORDS)
     return ctx
 
 

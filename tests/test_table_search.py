@@ -82,6 +82,30 @@ def test_buckets_count_the_sorted_keys(name, rng):
     assert np.all((got >= 0) & (got <= 15))
 
 
-def test_the_lookup_rule_keeps_the_tree():
-    for name in ("blockwise8", "nested"):
-        assert search(TABLES[name][0], lookup=True).buckets is None
+@pytest.mark.parametrize("name", ["blockwise8", "nested"])
+def test_log_buckets_count_the_cuts(name, rng):
+    """The lookup rule's log buckets as the kernels compute them (32 buckets a binade from 2^-26, two
+    keys each; the eight equal cuts at -2^-25 counted by BASE): the count of cuts at or below c at 64
+    f32 either side of every cut and of every bucket's least c, uniform and log-uniform random c of
+    both signs, +-0, +-1 and the f32 past them. Any other c (a non-finite x's, refused by the host)
+    still reads within the tables. (An infinite c, a value over a subnormal absmax, counts as +-1.)"""
+    s = search(TABLES[name][0], lookup=True)
+    b = s.buckets
+    assert b.kind == "log" and (b.lo, b.shift, b.per, len(b.base)) == (0x32800001, 18, 2, 1668)
+    assert len(b.keys) == 255 + b.per and b.keys[255:] == (NEVER,) * b.per and max(b.base) + b.per <= len(b.keys)
+    keys = np.asarray(s.keys, np.float32)
+    assert np.count_nonzero(keys == np.float32(-(2.0**-25))) == 8  # why BASE counts keys at a bucket's least c
+    steps = np.arange(-64, 65)
+    marks = np.concatenate([keys, b.least()[1:]]).astype(np.float32)
+    bits = marks.view(np.int32)[:, None] + np.where(marks < 0, -1, 1)[:, None] * steps[None, :]
+    near = bits.astype(np.int32).view(np.float32).reshape(-1)
+    mags = np.float32(2.0) ** rng.uniform(-40, 0, 200000).astype(np.float32)
+    edges = np.float32([-1, 1, 0, -0.0, np.nextafter(np.float32(1), np.float32(2)), np.nextafter(np.float32(-1), np.float32(-2)),
+                        np.inf, -np.inf])  # fmt: skip
+    v = np.concatenate([near[np.abs(near) <= 2], rng.uniform(-1, 1, 200000).astype(np.float32),
+                        mags * rng.choice(np.float32([-1, 1]), mags.size), edges]).astype(np.float32)  # fmt: skip
+    assert np.array_equal(b.count(v), s.count(v))
+    wild = np.concatenate([np.float32([np.inf, -np.inf, 3e38, -3e38, 2.0, -7.0]), rng.uniform(-1e3, 1e3, 10000).astype(np.float32),
+                           np.uint32([0x7FC00000, 0x7FFFFFFF, 0xFFC00000, 0x7F800001]).view(np.float32)])  # fmt: skip
+    below = np.asarray(b.base)[b.index(wild)]  # the index stays within BASE (numpy raises otherwise)
+    assert np.all(below + b.per <= len(b.keys))

@@ -23,6 +23,16 @@ below no finite c, so the count stays within 0 .. 15 (a NaN or infinite c comes 
 non-finite x, which the kernels' status reports and the host refuses). nf4: 16 buckets a unit on
 centres, one key each. fp4: its keys -1/384, 0 and 1/384 share a bucket on centres at any scale up
 to 64; on edges only 0 and 1/384 share one: 16 buckets a unit, two keys.
+
+Log buckets (the "lookup" rule: 255 cuts, crowded near 0 as bitsandbytes' dynamic map is): c falls
+in a bucket by the bits of |c| and its sign, step = (max(|c|, LO) - LO) >> SHIFT as integers, so a
+bucket spans a fixed share of a binade, and every |c| below LO shares its sign's bucket. Negative c
+take buckets TOP - step, positive ones TOP + 1 + step (step clamped to TOP): monotone in c. BASE[b]
+counts the keys at or below the least c of bucket b, so keys equal to it (the dynamic map's eight
+equal cuts at -2^-25) cost no comparison; the next R keys decide. LO's low bit set puts a bucket's
+edge one float past a power of two, where those cuts lie. The last step takes every |c| past 1 and
+a little (only an infinite c: a value over a subnormal absmax). blockwise8: LO = 2^-26 + 1 bit,
+SHIFT 18 (32 buckets a binade), 1668 buckets, two keys.
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ class Buckets:
     per: int
     base: tuple[int, ...] = ()
     keys: tuple[float, ...] = ()
+    kind: str = "linear"
 
     @property
     def offset(self) -> float:
@@ -78,6 +89,42 @@ class Buckets:
 
 
 @dataclass(frozen=True)
+class LogBuckets:
+    """lo, shift: step(c) = (max(bits |c|, lo) - lo) >> shift, clamped to top; bucket = top - step
+    for c with the sign bit set, else top + 1 + step. base[b]: the keys at or below the least c of
+    bucket b; keys: the sorted keys, then `per` NEVER."""
+
+    lo: int
+    shift: int
+    top: int
+    per: int
+    base: tuple[int, ...] = ()
+    keys: tuple[float, ...] = ()
+    kind: str = "log"
+
+    def index(self, v: np.ndarray) -> np.ndarray:
+        bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
+        step = np.minimum((np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo) >> self.shift, self.top)
+        return np.where(bits >> 31 == 1, self.top - step, self.top + 1 + step)
+
+    def least(self) -> np.ndarray:
+        """The least f32 c of every bucket (-inf for bucket 0, which takes every |c| past the last step)."""
+        step = np.abs(np.arange(2 * self.top + 2) - self.top - 0.5).astype(np.int64)  # top .. 0, 0 .. top
+        neg = np.arange(2 * self.top + 2) <= self.top
+        high = np.minimum(self.lo + ((step + 1) << self.shift) - 1, 0x7F800000)  # a negative bucket's largest |c|
+        low = np.where(step == 0, 0, self.lo + (step << self.shift))  # a positive one's least
+        out = np.where(neg, -(high.astype(np.uint32).view(_F32)), low.astype(np.uint32).view(_F32))
+        out[0] = -np.inf
+        return out.astype(_F32)
+
+    def count(self, v: np.ndarray) -> np.ndarray:
+        """What the kernel's log-bucket search gives for f32 values v (keys at or below v)."""
+        lo = np.asarray(self.base)[self.index(v)]
+        keys, v = np.asarray(self.keys, _F32), np.asarray(v, _F32)
+        return lo + sum((keys[lo + r] <= v).astype(np.int64) for r in range(self.per))
+
+
+@dataclass(frozen=True)
 class Search:
     """keys: sorted, 2^levels - 1 of them; strict: count keys below v ("<"), else at or below ("<=");
     order: the code of each sorted slot where the table is not sorted (FP4: +0 before -0, stable)."""
@@ -86,7 +133,7 @@ class Search:
     strict: bool
     order: tuple[int, ...] | None
     pad: int  # the code of 0.0 (a padding slot of the last byte)
-    buckets: Buckets | None = None  # the bucket search, where the table allows one (strict keys in (-1, 1))
+    buckets: Buckets | LogBuckets | None = None  # the bucket search, where the table allows one
 
     @property
     def levels(self) -> int:
@@ -154,7 +201,7 @@ def search(table: tuple[float, ...], lookup: bool = False) -> Search:
     ident = bool(np.all(order == np.arange(len(order))))
     keys = lookup_cuts(table) if lookup else tuple(float(m) for m in mids)
     found = Search(keys, not lookup, None if ident else tuple(int(o) for o in order), pad)
-    return found if lookup else dataclasses.replace(found, buckets=_buckets(found))
+    return dataclasses.replace(found, buckets=_log_buckets(found) if lookup else _buckets(found))
 
 
 def _buckets(s: Search) -> Buckets | None:
@@ -177,4 +224,44 @@ def _buckets(s: Search) -> Buckets | None:
         near = np.concatenate([keys, np.nextafter(keys, _F32(-2)), np.nextafter(keys, _F32(2)), edges]).astype(_F32)
         assert np.array_equal(found.count(near), s.count(near)), (scale, shift, per)
         return found
+    return None
+
+
+LOG_MAX_PER = 2  # log buckets: the most keys a bucket may leave to compare
+LOG_SHIFTS = (20, 19, 18, 17)  # 8 .. 64 buckets a binade, the fewest first
+
+
+def _log_buckets(s: Search) -> LogBuckets | None:
+    """The lookup rule's log buckets (module docstring): the fewest buckets leaving at most
+    LOG_MAX_PER keys to compare in any, LO the power of two below the least nonzero |key| (its low bit
+    set or not); None where the keys are not at-or-below keys within [-1, 1] or the counts outgrow a
+    byte. Checked against the sorted keys' count at every key, every bucket's least c, the floats
+    on either side of both, +-0, +-1 and past them."""
+    keys = np.asarray(s.keys, _F32)
+    real = keys[keys != _F32(NEVER)]
+    if s.strict or len(keys) > 255 or not np.all(np.abs(real) <= 1) or not np.any(real != 0):
+        return None
+    least_mag = float(np.min(np.abs(real[real != 0])))
+    lo0 = int(np.float32(2.0 ** (np.floor(np.log2(least_mag)) - 1)).view(np.uint32))
+    one = int(np.float32(1).view(np.uint32))
+    for shift in LOG_SHIFTS:
+        for lo in (lo0, lo0 + 1):
+            # steps 0 .. top - 1 reach past 1 (c within one rounding of [-1, 1]); step top: |c| beyond, inf
+            probe = LogBuckets(lo, shift, ((one + 1 - lo) >> shift) + 1, LOG_MAX_PER)
+            least = probe.least()
+            base = np.searchsorted(keys, least, side="right")  # keys at or below each bucket's least c
+            # the last bucket holds only c above every key (+inf from a subnormal absmax): its count is every
+            # key, from the last `per` keys, which the window then compares, rather than the pads
+            assert least[-1] > real.max()
+            base[-1] = len(keys) - LOG_MAX_PER
+            ends = np.searchsorted(keys, np.append(least[1:], np.inf), side="left")  # keys below the next bucket
+            if np.max(ends - base) > LOG_MAX_PER:
+                continue
+            found = dataclasses.replace(probe, base=tuple(int(b) for b in base), keys=(*s.keys, *[NEVER] * LOG_MAX_PER))
+            edges = np.asarray([-1, 0, -0.0, 1, 2.0**-30, -(2.0**-30), np.inf, -np.inf, 3e38, -3e38, 1.5, -1.5], _F32)
+            near = np.concatenate([keys, least[1:]]).astype(_F32)
+            near = np.concatenate([near, np.nextafter(near, _F32(-2)), np.nextafter(near, _F32(2)), edges,
+                                   np.nextafter(_F32([1, -1]), _F32([2, -2]))])  # fmt: skip
+            assert np.array_equal(found.count(near), s.count(near)), (lo, shift)
+            return found
     return None

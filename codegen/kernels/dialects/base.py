@@ -23,7 +23,7 @@ from ... import dtypes
 from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
 from . import loads
-from .half2 import HALF2, PairArithmetic
+from .half2 import HALF2, PAIR_COUNTS, PairArithmetic
 from .int8 import DOT4_PORTABLE, LUT16X8_PORTABLE
 
 MAX_COLUMNS = 120  # generated lines stay within this width
@@ -94,7 +94,8 @@ class Dialect(PairArithmetic):
         """Helper functions by name, each a C definition with its comment (prelude picks them)."""
         return {"qk_f32_to_bf16": self._spell(_BF16_FROM_F32), "qk_bf16_to_f32": self._spell(_BF16_TO_F32),
                 "qk_dot4_i8": self._spell(DOT4_PORTABLE), "qk_lut16x8": self._spell(LUT16X8_PORTABLE),
-                **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()}}  # fmt: skip
+                **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()},
+                **{name: self._spell(c) for name, c in PAIR_COUNTS.items()}}  # fmt: skip
 
     def _spell(self, c: str) -> str:
         return c.replace("{inline}", self.inline).replace("{as_uint}", self.as_uint).replace("{as_float}", self.as_float)

@@ -37,7 +37,15 @@ __device__ __forceinline__ uint qk_pack_{t}x2(float lo, float hi) {{
 __device__ __forceinline__ uint qk_h{op}2(uint a, uint b) {{
     const __half2 r = __h{op}2(*(const __half2*)&a, *(const __half2*)&b);
     return *(const uint*)&r;
-}}""" for op, sym in (("sub", "-"), ("mul", "*"))},
+}}""" for op, sym in (("sub", "-"), ("mul", "*"), ("add", "+"))},
+    **{f"qk_{p}{op}2": f"""\
+/* {doc} ({v} {op}) */
+__device__ __forceinline__ uint qk_{p}{op}2(uint a, uint b) {{
+    const {v} r = __h{op}2(*(const {v}*)&a, *(const {v}*)&b);
+    return *(const uint*)&r;
+}}""" for p, v, op, doc in (("h", "__half2", "gt", "1.0 in each half of the f16 pair a above b's, else 0"),
+                            ("b", "__nv_bfloat162", "gt", "1.0 in each half of the bf16 pair a above b's, else 0"),
+                            ("b", "__nv_bfloat162", "add", "the bf16 pair a + b, each half rounded once"))},
     # the byte-pair GEMV's products: f16 pairs (sm_53 on), bf16 pairs (sm_80 on)
     "qk_hfma2": """\
 /* the f16 pair a * b + c, each half rounded once (half2 fma) */

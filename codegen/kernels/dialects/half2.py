@@ -10,7 +10,25 @@ HALF2 = {op: f"""\
     const float lo = qk_f16_to_f32((ushort)a) {sym} qk_f16_to_f32((ushort)b);
     const float hi = qk_f16_to_f32((ushort)(a >> 16)) {sym} qk_f16_to_f32((ushort)(b >> 16));
     return (uint)qk_f32_to_f16(lo) | ((uint)qk_f32_to_f16(hi) << 16);
-}}""" for op, sym in (("sub", "-"), ("mul", "*"))}
+}}""" for op, sym in (("sub", "-"), ("mul", "*"), ("add", "+"))}
+# 1.0 in each half where a's is above b's, else 0 (the quantizer's counts of midpoints below |x|);
+# the bf16 pair's add, exact for its small integer counts
+PAIR_COUNTS = {
+    **{f"qk_{p}gt2": f"""\
+/* 1.0 in each half of the {t} pair a whose value is above b's, else 0 (compared in f32: exact) */
+{{inline}} uint qk_{p}gt2(uint a, uint b) {{
+    const uint lo = {f}((ushort)a) > {f}((ushort)b) ? {one}u : 0u;
+    const uint hi = {f}((ushort)(a >> 16)) > {f}((ushort)(b >> 16)) ? {one}u : 0u;
+    return lo | hi << 16;
+}}""" for p, t, f, one in (("h", "f16", "qk_f16_to_f32", "0x3c00"), ("b", "bf16", "qk_bf16_to_f32", "0x3f80"))},
+    "qk_badd2": """\
+/* the bf16 pair a + b, each half computed in f32 and rounded to bf16 once */
+{inline} uint qk_badd2(uint a, uint b) {
+    const float lo = qk_bf16_to_f32((ushort)a) + qk_bf16_to_f32((ushort)b);
+    const float hi = qk_bf16_to_f32((ushort)(a >> 16)) + qk_bf16_to_f32((ushort)(b >> 16));
+    return (uint)qk_f32_to_bf16(lo) | ((uint)qk_f32_to_bf16(hi) << 16);
+}""",
+}
 
 
 class PairArithmetic:
@@ -23,6 +41,14 @@ class PairArithmetic:
     def mul_f16x2(self, a: str, b: str) -> str:
         """The f16 pair a * b of uint pairs, each half rounded once."""
         return f"qk_hmul2({a}, {b})"
+
+    def gt_x2(self, dtype: str, a: str, b: str) -> str:
+        """1.0 in each half of the f16 or bf16 pair a whose value is above b's, else 0 (uint pairs)."""
+        return f"qk_{'h' if dtype == 'f16' else 'b'}gt2({a}, {b})"
+
+    def add_x2(self, dtype: str, a: str, b: str) -> str:
+        """The f16 or bf16 pair a + b of uint pairs, each half rounded once."""
+        return f"qk_{'h' if dtype == 'f16' else 'b'}add2({a}, {b})"
 
     def mul_x2(self, dtype: str, a: str, b: str) -> str:
         """The f16 or bf16 pair a * b of uint pairs, each half rounded once (bf16: where t.bf16)."""

@@ -31,5 +31,11 @@ for name in T.FP4_ROWS:
         T.run(T.fp4_corner_x16(fmt, dt, rng), fmt, "cuda", dt)
         T.run(T.random_x(rng, (257, 3 * fmt.block), outliers=9), fmt, "cuda", dt)
     print(name, "corners equal the reference on CUDA")
+T.test_ties_go_where_the_reference_sends_them("cuda", None)  # blockwise8's cuts, a subnormal absmax
+for name in ("nf4", "fp4"):
+    T.test_nested_statistics_and_their_offset("cuda", name, 64, rng, None)
+for dt in ("f16", "bf16", "f32"):
+    T.run(T.random_x(rng, (77, 4096), outliers=9), F.get("blockwise8"), "cuda", dt)
+print("blockwise8 ties and nested statistics equal the reference on CUDA")
 PY
 echo "corners rc $?"; tail -4 $OUT/run207-corners.log

@@ -7,7 +7,7 @@ import sys, time
 import numpy as np, torch, qkgen
 from torch.profiler import profile, ProfilerActivity
 
-CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("mxfp4", {}), ("int4", dict(scale_mode="row")),
+CASES = [("q4_0", {}), ("q8_0", {}), ("q5_1", {}), ("mxfp4", {}), ("nvfp4", {}), ("int4", dict(scale_mode="row")),
          ("blockwise8", {}), ("nf4", dict(blocksize=64, nested=True)), ("nf4", dict(blocksize=64)),
          ("q4_k", {}), ("q6_k", {}), ("fp4", dict(blocksize=64))]
 N, K = 4096, 14336

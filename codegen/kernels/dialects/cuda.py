@@ -23,6 +23,9 @@ __device__ __forceinline__ float qk_f16_to_f32(ushort h) { return __half2float(_
 __device__ __forceinline__ ushort qk_f32_to_bf16(float f) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(f));
 }""",
+    "qk_f16_bits_rz": """\
+/* the f16 bits of v >= 0 rounded toward zero (the native conversion; 65504 for every finite v above it) */
+__device__ __forceinline__ uint qk_f16_bits_rz(float v) { return __half_as_ushort(__float2half_rz(v)); }""",
     "qk_half": """\
 /* the half with these bits */
 __device__ __forceinline__ __half qk_half(uint bits) { return __ushort_as_half((ushort)bits); }""",

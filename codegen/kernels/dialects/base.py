@@ -23,7 +23,7 @@ from ... import dtypes
 from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
 from . import loads
-from .half2 import HALF2, PAIR_COUNTS, PairArithmetic
+from .half2 import BF16_BITS_RZ, F16_BITS_RZ, HALF2, PAIR_COUNTS, PairArithmetic
 from .int8 import DOT4_PORTABLE, LUT16X8_PORTABLE
 
 MAX_COLUMNS = 120  # generated lines stay within this width
@@ -41,18 +41,6 @@ _BF16_FROM_F32 = """\
 _BF16_TO_F32 = """\
 /* bf16 bits -> f32, exact: a bf16 is the upper half of an f32 */
 {inline} float qk_bf16_to_f32(ushort b) { return {as_float}((uint)b << 16); }"""
-# float v >= 0 to the bits of the largest f16 / bf16 at or below it (the FP4 quantizer's midpoints)
-_F16_BITS_RZ = """\
-/* the f16 bits of v >= 0 rounded toward zero: the largest half at or below v (65504 for every v above it) */
-{inline} uint qk_f16_bits_rz(float v) {
-    const uint b = {as_uint}(v);
-    if (b >= 0x477fe000u) return 0x7bffu;  /* 65504 or more */
-    if (b < 0x38800000u) return (uint)(v * 16777216.0f);  /* below 2^-14: subnormal, 2^-24 units (exact), truncated */
-    return (b - 0x38000000u) >> 13;  /* the exponent rebiased (127 -> 15), the fraction truncated to 10 bits */
-}"""
-_BF16_BITS_RZ = """\
-/* the bf16 bits of v >= 0 rounded toward zero: its f32 bits truncated */
-{inline} uint qk_bf16_bits_rz(float v) { return {as_uint}(v) >> 16; }"""
 _HELPER_CALL = re.compile(r"\b(qk_\w+)\(")
 
 
@@ -108,7 +96,7 @@ class Dialect(PairArithmetic):
                 "qk_dot4_i8": self._spell(DOT4_PORTABLE), "qk_lut16x8": self._spell(LUT16X8_PORTABLE),
                 **{f"qk_h{op}2": self._spell(c) for op, c in HALF2.items()},
                 **{name: self._spell(c) for name, c in PAIR_COUNTS.items()},
-                "qk_f16_bits_rz": self._spell(_F16_BITS_RZ), "qk_bf16_bits_rz": self._spell(_BF16_BITS_RZ)}  # fmt: skip
+                "qk_f16_bits_rz": self._spell(F16_BITS_RZ), "qk_bf16_bits_rz": self._spell(BF16_BITS_RZ)}  # fmt: skip
 
     def _spell(self, c: str) -> str:
         return c.replace("{inline}", self.inline).replace("{as_uint}", self.as_uint).replace("{as_float}", self.as_float)

@@ -30,6 +30,19 @@ PAIR_COUNTS = {
 }""",
 }
 
+# float v >= 0 to the bits of the largest f16 / bf16 at or below it (the FP4 quantizer's midpoints)
+F16_BITS_RZ = """\
+/* the f16 bits of v >= 0 rounded toward zero: the largest half at or below v (65504 for every v above it) */
+{inline} uint qk_f16_bits_rz(float v) {
+    const uint b = {as_uint}(v);
+    if (b >= 0x477fe000u) return 0x7bffu;  /* 65504 or more */
+    if (b < 0x38800000u) return (uint)(v * 16777216.0f);  /* below 2^-14: subnormal, 2^-24 units (exact), truncated */
+    return (b - 0x38000000u) >> 13;  /* the exponent rebiased (127 -> 15), the fraction truncated to 10 bits */
+}"""
+BF16_BITS_RZ = """\
+/* the bf16 bits of v >= 0 rounded toward zero: its f32 bits truncated */
+{inline} uint qk_bf16_bits_rz(float v) { return {as_uint}(v) >> 16; }"""
+
 
 class PairArithmetic:
     """Operations on f16 or bf16 pairs held as uint bits (lo in bits 0-15), as helper calls."""

@@ -145,6 +145,22 @@ def test_device_arrays_in_and_out(rng, poisoned):
 
 
 @pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name, tiles", [("blockwise8", 8), ("blockwise8", 3), ("nf4", 3), ("fp4", 2)])
+def test_blockwise_tiles_and_their_tails(backend, name, tiles, rng, poisoned, monkeypatch):
+    """quantize_blockwise's tiles a work-group (the log buckets' table copied once for them), for sizes
+    that end in a work-group's first tile, midway through its tiles inside a block, on a tile's edge and
+    in the last tile."""
+    from qkgen.runtime import quantize as rq
+
+    asked = []
+    monkeypatch.setattr(rq, "blockwise_knobs", lambda *args: asked.append(args) or {"tiles": tiles})
+    span = 256 * 16  # the op's default work-group of 256 work-items, 16 elements each
+    for n in (2 * tiles * span + 300, (tiles + 1) * span + span // 2 + 37, tiles * span, tiles * span - 5):
+        run(random_x(rng, (n,)), F.get(name), backend)
+    assert asked  # the calls' plans took the tiles
+
+
+@pytest.mark.parametrize("backend", WHERE)
 def test_targets_without_subgroups_reduce_in_local_memory(backend, rng, poisoned):
     """The same device, its target without sub-groups: the stats kernels take the local-memory tree."""
     from qkgen.runtime.api import _open

@@ -84,17 +84,18 @@ def test_buckets_count_the_sorted_keys(name, rng):
 
 @pytest.mark.parametrize("name", ["blockwise8", "nested"])
 def test_log_buckets_count_the_cuts(name, rng):
-    """The lookup rule's log buckets as the kernels compute them (32 buckets a binade from 2^-26, two
-    keys each; the eight equal cuts at -2^-25 counted by BASE): the count of cuts at or below c at 64
-    f32 either side of every cut and of every bucket's least c, uniform and log-uniform random c of
-    both signs, +-0, +-1 and the f32 past them. Any other c (a non-finite x's, refused by the host)
-    still reads within the tables. (An infinite c, a value over a subnormal absmax, counts as +-1.)"""
+    """The lookup rule's log buckets as the kernels compute them (64 buckets a binade from 2^-26, one
+    key left to compare in each, by the rank's carry into the entry's count; the eight equal cuts at
+    -2^-25 counted by the entry's base): the count of cuts at or below c at 64 f32 either side of every
+    cut and of every bucket's least c, uniform and log-uniform random c of both signs, +-0, +-1 and
+    the f32 past them, +-inf (a value over an absmax below 2^-128 counts as +-1). Any other c (a
+    non-finite x's, refused by the host) still reads within the table."""
     s = search(TABLES[name][0], lookup=True)
     b = s.buckets
-    assert b.kind == "log" and (b.lo, b.shift, b.per, len(b.base)) == (0x32800001, 18, 2, 1668)
-    assert len(b.keys) == 255 + b.per and b.keys[255:] == (NEVER,) * b.per and max(b.base) + b.per <= len(b.keys)
+    assert b.kind == "log" and (b.lo, b.shift, len(b.entries)) == (0x32800001, 17, 3332)
+    assert len(b.entries) == 2 * b.top + 2 and max(b.entries) < 256 << b.shift  # the counts fit a byte's codes
     keys = np.asarray(s.keys, np.float32)
-    assert np.count_nonzero(keys == np.float32(-(2.0**-25))) == 8  # why BASE counts keys at a bucket's least c
+    assert np.count_nonzero(keys == np.float32(-(2.0**-25))) == 8  # why the base counts keys at a bucket's least c
     steps = np.arange(-64, 65)
     marks = np.concatenate([keys, b.least()[1:]]).astype(np.float32)
     bits = marks.view(np.int32)[:, None] + np.where(marks < 0, -1, 1)[:, None] * steps[None, :]
@@ -107,5 +108,5 @@ def test_log_buckets_count_the_cuts(name, rng):
     assert np.array_equal(b.count(v), s.count(v))
     wild = np.concatenate([np.float32([np.inf, -np.inf, 3e38, -3e38, 2.0, -7.0]), rng.uniform(-1e3, 1e3, 10000).astype(np.float32),
                            np.uint32([0x7FC00000, 0x7FFFFFFF, 0xFFC00000, 0x7F800001]).view(np.float32)])  # fmt: skip
-    below = np.asarray(b.base)[b.index(wild)]  # the index stays within BASE (numpy raises otherwise)
-    assert np.all(below + b.per <= len(b.keys))
+    assert np.all((b.index(wild) >= 0) & (b.index(wild) < len(b.entries)))  # within the table
+    assert np.all((b.count(wild) >= 0) & (b.count(wild) <= len(keys)))

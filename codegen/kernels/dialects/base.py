@@ -22,9 +22,9 @@ from typing import ClassVar
 from ... import dtypes
 from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
-from . import loads
 from .half2 import BF16_BITS_RZ, F16_BITS_RZ, HALF2, PAIR_COUNTS, PairArithmetic
 from .int8 import DOT4_PORTABLE, LUT16X8_PORTABLE
+from .loads import WordMoves
 
 MAX_COLUMNS = 120  # generated lines stay within this width
 
@@ -52,7 +52,7 @@ def half_bits(v: float) -> int:
 
 
 @dataclass(frozen=True)
-class Dialect(PairArithmetic):
+class Dialect(PairArithmetic, WordMoves):
     """Base dialect. Subclasses fill the class-level tables; instances carry device capabilities."""
 
     name: ClassVar[str]
@@ -299,10 +299,6 @@ class Dialect(PairArithmetic):
     def funnel_r(self, lo: str, hi: str, shift: str) -> str:
         """Bits shift .. shift + 31 of the 64-bit hi:lo, shift in 0..31 (0: lo)."""
         return f"({shift} ? ({lo} >> {shift}) | ({hi} << (32u - {shift})) : {lo})"
-
-    def load_u32(self, dst: str, src: str, nbytes: int, align: int, words: bool = False) -> str:
-        """Statements that fill uint dst[nbytes/4] from the global bytes at src (loads.load_u32)."""
-        return loads.load_u32(self, dst, src, nbytes, align, words)
 
     def store_out(self, dtype: str, out: str, index: str, vals: str, count: int) -> str:
         """Statements that store float vals[0..count) to out[index..index+count), rounded to dtype,

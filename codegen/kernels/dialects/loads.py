@@ -1,7 +1,31 @@
-"""Loads of code runs into uint words: the widest loads a run's alignment allows (vector loads,
-words, 16-bit pairs or bytes), written through the dialect's spellings."""
+"""Loads of code runs into uint words, and stores of words: the widest accesses a run's alignment
+allows (vector loads, words, 16-bit pairs or bytes), written through the dialect's spellings."""
 
 from __future__ import annotations
+
+
+class WordMoves:
+    """The dialect's statements that move uint words between registers and global memory."""
+
+    def load_u32(self, dst: str, src: str, nbytes: int, align: int, words: bool = False) -> str:
+        """Statements that fill uint dst[nbytes/4] from the global bytes at src (load_u32)."""
+        return load_u32(self, dst, src, nbytes, align, words)
+
+    def store_u32(self, dst: str, src: str, nbytes: int, align: int) -> str:
+        """Statements that store uint src[nbytes/4] to the global bytes at dst (store_u32)."""
+        return store_u32(self, dst, src, nbytes, align)
+
+
+def store_u32(d, dst: str, src: str, nbytes: int, align: int) -> str:
+    """uint src[nbytes/4] to the global bytes at dst (align: a power of two dividing its address,
+    at least 4), in the widest stores that allows."""
+    assert nbytes % 4 == 0 and align >= 4, (nbytes, align)
+    nw = nbytes // 4
+    width = 4 if align >= 16 and nw % 4 == 0 else 2 if align >= 8 and nw % 2 == 0 else 1
+    v = d.vec("uint", width) if width > 1 else "uint"
+    items = (", ".join(f"{src}[{width * k + i}]" for i in range(width)) for k in range(nw // width))
+    return "\n".join(f"{d.gptr_cast(v, dst, const=False)}[{k}] = {d.make_vec(v, it) if width > 1 else it};"
+                     for k, it in enumerate(items))  # fmt: skip
 
 
 def load_u32(d, dst: str, src: str, nbytes: int, align: int, words: bool = False) -> str:

@@ -157,6 +157,9 @@ def _quantize_context(req: Request) -> dict:
 
 
 PER_LANE = 16  # elements a work-item of quantize_blockwise takes by default (H100, 2026-11-25: 8 was 10-12% slower)
+# quantize_blockwise's tiles a work-group by search kind: the log buckets' 13 KB table is copied
+# once for them (not yet measured; the other searches' tables are small)
+TILES = {"log": 8}
 
 
 def blockwise(fmt: Format) -> bool:
@@ -175,17 +178,20 @@ def _blockwise_context(req: Request) -> dict:
         raise QKGenValueError(f"per_lane: {per_lane}; allowed: 8, 16 or 32, dividing the blocksize {req.blocksize}")
     lanes = req.blocksize // per_lane
     wg = req.pop_wg(max(256, lanes), lanes)
+    tiles = req.pop_int("tiles", TILES.get(ctx["search"].buckets.kind if ctx["search"].buckets else "", 1), 1, 64)
     lane_bytes = per_lane // fmt.per_byte
     # whole words a lane; the lookup rule's code of 0 is not its pad (0), so its tail slots must not be stored
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
             Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg)]  # fmt: skip
     buckets = ctx["search"].buckets
-    if buckets:  # the bucket search's two tables
+    if buckets and buckets.kind == "log":  # the log buckets' entries
+        args.append(Arg("entry", "local", "u32", count=len(buckets.entries)))
+    elif buckets:  # the bucket search's two tables
         args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]
     else:
         args.append(Arg("keys", "local", "f32", count=len(ctx["search"].keys)))
-    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, per_byte=fmt.per_byte,
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 
@@ -303,7 +309,8 @@ def _stats_grid(ks, sizes: dict):
 
 
 def _blockwise_grid(ks, sizes: dict):
-    return grid_1d(-(-sizes["n"] // ks.param("per_lane")), ks.wg)
+    span = ks.wg * ks.param("per_lane") * ks.param("tiles")  # a work-group's elements
+    return grid_1d(-(-sizes["n"] // span) * ks.wg, ks.wg)
 
 
 def _quantize_grid(ks, sizes: dict):

@@ -25,14 +25,17 @@ centres, one key each. fp4: its keys -1/384, 0 and 1/384 share a bucket on centr
 to 64; on edges only 0 and 1/384 share one: 16 buckets a unit, two keys.
 
 Log buckets (the "lookup" rule: 255 cuts, crowded near 0 as bitsandbytes' dynamic map is): c falls
-in a bucket by the bits of |c| and its sign, step = (max(|c|, LO) - LO) >> SHIFT as integers, so a
-bucket spans a fixed share of a binade, and every |c| below LO shares its sign's bucket. Negative c
-take buckets TOP - step, positive ones TOP + 1 + step (step clamped to TOP): monotone in c. BASE[b]
-counts the keys at or below the least c of bucket b, so keys equal to it (the dynamic map's eight
-equal cuts at -2^-25) cost no comparison; the next R keys decide. LO's low bit set puts a bucket's
-edge one float past a power of two, where those cuts lie. The last step takes every |c| past 1 and
-a little (only an infinite c: a value over a subnormal absmax). blockwise8: LO = 2^-26 + 1 bit,
-SHIFT 18 (32 buckets a binade), 1668 buckets, two keys.
+in a bucket by the bits of |c| and its sign, off = max(|c|, LO) - LO and step = off >> SHIFT as
+integers, so a bucket spans a fixed share of a binade, and every |c| below LO shares its sign's
+bucket. Negative c take buckets TOP - step, positive ones TOP + 1 + step (step clamped to TOP):
+monotone in c. SHIFT is the widest leaving at most one key in a bucket past its least c, so one
+integer read decides: the entry holds the keys at or below the bucket's least c (keys equal to it,
+the dynamic map's eight equal cuts at -2^-25, cost nothing) shifted up SHIFT bits, plus 2^SHIFT - t,
+t the rank (off's low SHIFT bits, complemented for c < 0 so that it grows with c) of the bucket's one
+other key. Adding c's rank carries into bit SHIFT exactly when that key lies at or below c. LO's
+low bit set puts a bucket's edge one float past a power of two, where those cuts lie. The last step
+takes every |c| past 1 and a little (only an infinite c: a value over an absmax below 2^-128), which
+counts as +-1 does. blockwise8: LO = 2^-26 + 1 bit, SHIFT 17 (64 buckets a binade), 3332 entries.
 """
 
 from __future__ import annotations
@@ -90,22 +93,35 @@ class Buckets:
 
 @dataclass(frozen=True)
 class LogBuckets:
-    """lo, shift: step(c) = (max(bits |c|, lo) - lo) >> shift, clamped to top; bucket = top - step
-    for c with the sign bit set, else top + 1 + step. base[b]: the keys at or below the least c of
-    bucket b; keys: the sorted keys, then `per` NEVER."""
+    """lo, shift: off(c) = max(bits |c|, lo) - lo, step = off >> shift clamped to top; bucket = top -
+    step for c with the sign bit set, else top + 1 + step. rank(c): off's low `shift` bits, complemented
+    for c < 0, so that within a bucket rank grows with c. entries[b] = (base << shift) + 2^shift - t:
+    base the keys at or below the bucket's least c, t the rank from which its one other key counts
+    (2^shift: none). The count is (entries[b] + rank) >> shift: the low part carries into bit `shift`
+    exactly when rank >= t."""
 
     lo: int
     shift: int
     top: int
-    per: int
-    base: tuple[int, ...] = ()
-    keys: tuple[float, ...] = ()
+    entries: tuple[int, ...] = ()
     kind: str = "log"
 
-    def index(self, v: np.ndarray) -> np.ndarray:
+    @property
+    def mask(self) -> int:
+        return (1 << self.shift) - 1
+
+    def _parts(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
-        step = np.minimum((np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo) >> self.shift, self.top)
-        return np.where(bits >> 31 == 1, self.top - step, self.top + 1 + step)
+        neg = bits >> 31 == 1
+        off = np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo
+        step = np.minimum(off >> self.shift, self.top)
+        return np.where(neg, self.top - step, self.top + 1 + step), np.where(neg, ~off, off) & self.mask
+
+    def index(self, v: np.ndarray) -> np.ndarray:
+        return self._parts(v)[0]
+
+    def rank(self, v: np.ndarray) -> np.ndarray:
+        return self._parts(v)[1]
 
     def least(self) -> np.ndarray:
         """The least f32 c of every bucket (-inf for bucket 0, which takes every |c| past the last step)."""
@@ -118,10 +134,10 @@ class LogBuckets:
         return out.astype(_F32)
 
     def count(self, v: np.ndarray) -> np.ndarray:
-        """What the kernel's log-bucket search gives for f32 values v (keys at or below v)."""
-        lo = np.asarray(self.base)[self.index(v)]
-        keys, v = np.asarray(self.keys, _F32), np.asarray(v, _F32)
-        return lo + sum((keys[lo + r] <= v).astype(np.int64) for r in range(self.per))
+        """What the kernel's log-bucket search gives for f32 values v (keys at or below v; a NaN v is
+        the kernel's to map first: it lands in a last bucket)."""
+        b, rank = self._parts(v)
+        return (np.asarray(self.entries, np.int64)[b] + rank) >> self.shift
 
 
 @dataclass(frozen=True)
@@ -227,38 +243,39 @@ def _buckets(s: Search) -> Buckets | None:
     return None
 
 
-LOG_MAX_PER = 2  # log buckets: the most keys a bucket may leave to compare
-LOG_SHIFTS = (20, 19, 18, 17)  # 8 .. 64 buckets a binade, the fewest first
+LOG_SHIFTS = (20, 19, 18, 17, 16)  # 8 .. 128 buckets a binade, the fewest first
 
 
 def _log_buckets(s: Search) -> LogBuckets | None:
-    """The lookup rule's log buckets (module docstring): the fewest buckets leaving at most
-    LOG_MAX_PER keys to compare in any, LO the power of two below the least nonzero |key| (its low bit
-    set or not); None where the keys are not at-or-below keys within [-1, 1] or the counts outgrow a
-    byte. Checked against the sorted keys' count at every key, every bucket's least c, the floats
-    on either side of both, +-0, +-1 and past them."""
+    """The lookup rule's log buckets (module docstring): the fewest leaving at most one key to compare
+    in any, LO the power of two below the least nonzero |key| (its low bit set or not); None where the
+    keys are not at-or-below keys within [-1, 1] or the counts outgrow a byte. Checked against the
+    sorted keys' count at every key, every bucket's least c, the floats on either side of both, +-0,
+    +-1, past them and +-inf."""
     keys = np.asarray(s.keys, _F32)
-    real = keys[keys != _F32(NEVER)]
-    if s.strict or len(keys) > 255 or not np.all(np.abs(real) <= 1) or not np.any(real != 0):
+    if s.strict or len(keys) > 255 or not np.all(np.abs(keys) <= 1) or not np.any(keys != 0):
         return None
-    least_mag = float(np.min(np.abs(real[real != 0])))
+    least_mag = float(np.min(np.abs(keys[keys != 0])))
     lo0 = int(np.float32(2.0 ** (np.floor(np.log2(least_mag)) - 1)).view(np.uint32))
     one = int(np.float32(1).view(np.uint32))
     for shift in LOG_SHIFTS:
         for lo in (lo0, lo0 + 1):
             # steps 0 .. top - 1 reach past 1 (c within one rounding of [-1, 1]); step top: |c| beyond, inf
-            probe = LogBuckets(lo, shift, ((one + 1 - lo) >> shift) + 1, LOG_MAX_PER)
+            probe = LogBuckets(lo, shift, ((one + 1 - lo) >> shift) + 1)
             least = probe.least()
             base = np.searchsorted(keys, least, side="right")  # keys at or below each bucket's least c
-            # the last bucket holds only c above every key (+inf from a subnormal absmax): its count is every
-            # key, from the last `per` keys, which the window then compares, rather than the pads
-            assert least[-1] > real.max()
-            base[-1] = len(keys) - LOG_MAX_PER
             ends = np.searchsorted(keys, np.append(least[1:], np.inf), side="left")  # keys below the next bucket
-            if np.max(ends - base) > LOG_MAX_PER:
+            if np.max(ends - base) > 1:
                 continue
-            found = dataclasses.replace(probe, base=tuple(int(b) for b in base), keys=(*s.keys, *[NEVER] * LOG_MAX_PER))
-            edges = np.asarray([-1, 0, -0.0, 1, 2.0**-30, -(2.0**-30), np.inf, -np.inf, 3e38, -3e38, 1.5, -1.5], _F32)
+            # the last two buckets hold no key: every c there (an infinite one, from a subnormal absmax) counts
+            # as +-1 does
+            assert least[-1] > keys.max() and -least[-1] < keys.min()
+            t = np.full(base.size, 1 << shift)
+            one_key = ends > base
+            t[one_key] = probe.rank(keys[base[one_key]])
+            entries = tuple(int(e) for e in (base << shift) + (1 << shift) - t)
+            found = dataclasses.replace(probe, entries=entries)
+            edges = np.asarray([-1, 0, -0.0, 1, 2.0**-30, -(2.0**-30), np.inf, -np.inf], _F32)
             near = np.concatenate([keys, least[1:]]).astype(_F32)
             near = np.concatenate([near, np.nextafter(near, _F32(-2)), np.nextafter(near, _F32(2)), edges,
                                    np.nextafter(_F32([1, -1]), _F32([2, -2]))])  # fmt: skip

@@ -24,6 +24,7 @@ from ..cexpr import f32_decimal, f32_literal, paren
 from ..target import Target
 from .half2 import BF16_BITS_RZ, F16_BITS_RZ, HALF2, PAIR_COUNTS, PairArithmetic
 from .int8 import DOT4_PORTABLE, LUT16X8_PORTABLE
+from .lanes import LaneReductions
 from .loads import WordMoves
 
 MAX_COLUMNS = 120  # generated lines stay within this width
@@ -52,7 +53,7 @@ def half_bits(v: float) -> int:
 
 
 @dataclass(frozen=True)
-class Dialect(PairArithmetic, WordMoves):
+class Dialect(PairArithmetic, WordMoves, LaneReductions):
     """Base dialect. Subclasses fill the class-level tables; instances carry device capabilities."""
 
     name: ClassVar[str]
@@ -371,58 +372,6 @@ class Dialect(PairArithmetic, WordMoves):
         """This work-item's lane in its sub-group (tests check lanes are consecutive work-items,
         the layout the GEMV templates' `lid % lanes` relies on)."""
         raise NotImplementedError
-
-    def subgroup_sum(self, x: str) -> str:
-        raise NotImplementedError
-
-    def lanes_sum(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False) -> str:
-        """Statements leaving in `var` of lane 0 of each `lanes`-wide row the row's sum (every_lane:
-        in every lane of the row). Every work-item must reach them (the fallback has barriers).
-        Sub-groups where the device has them (every lane gets the result); otherwise a tree in
-        local memory (`scratch`, one float per work-item)."""
-        if self.subgroups:
-            return f"{var} = {self.subgroup_sum(var)};"
-        return (
-            f"/* no sub-groups: a tree over the row's {lanes} lanes in local memory */\n"
-            f"{scratch}[{lid}] = {var};\n{self.barrier_stmt}\n"
-            f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
-            f"    if ({lid} % {lanes}u < s) {scratch}[{lid}] += {scratch}[{lid} + s];\n"
-            f"    {self.barrier_stmt}\n}}\n"
-            f"{self._tree_result(var, scratch, lid, lanes, every_lane)}\n{self.barrier_stmt}"
-        )
-
-    @staticmethod
-    def _tree_result(var: str, scratch: str, lid: str, lanes: int, every_lane: bool) -> str:
-        """The read of a local-memory tree's result: its own slot (lane 0 holds the row's), or
-        (every_lane) the row's lane 0 slot, read by all before the barrier that follows."""
-        if not every_lane:
-            return f"{var} = {scratch}[{lid}];"
-        return f"{var} = {scratch}[{lid} - {lid} % {lanes}u];  /* the row's result, in every lane */"
-
-    def subgroup_max(self, x: str) -> str:
-        raise NotImplementedError
-
-    def lanes_max(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False) -> str:
-        """lanes_sum's maximum: `var` of lane 0 of each `lanes`-wide row (every_lane: of every lane)
-        gets the row's largest value (a NaN wins in the local-memory tree, not in a sub-group's
-        maximum; the quantizers refuse non-finite input)."""
-        if self.subgroups:
-            return f"{var} = {self.subgroup_max(var)};"
-        return self.local_lanes_max(var, scratch, lid, lanes, every_lane, why="no sub-groups: ")
-
-    def local_lanes_max(self, var: str, scratch: str, lid: str, lanes: int, every_lane: bool = False,
-                        why: str = "") -> str:  # fmt: skip
-        """lanes_max through local memory on any target, for rows of any power-of-two width."""
-        return (
-            f"/* {why}a tree over the row's {lanes} lanes in local memory */\n"
-            f"{scratch}[{lid}] = {var};\n{self.barrier_stmt}\n"
-            f"for (uint s = {lanes // 2}u; s > 0u; s >>= 1) {{\n"
-            f"    if ({lid} % {lanes}u < s) {{\n"
-            f"        const float o = {scratch}[{lid} + s];\n"
-            f"        {scratch}[{lid}] = o > {scratch}[{lid}] || o != o ? o : {scratch}[{lid}];\n"
-            f"    }}\n    {self.barrier_stmt}\n}}\n"
-            f"{self._tree_result(var, scratch, lid, lanes, every_lane)}\n{self.barrier_stmt}"
-        )
 
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         """acc + dot of the four signed bytes of uint a and uint b (portable form: a helper)."""

@@ -215,6 +215,9 @@ class CUDADialect(PTXMatrixProducts, Dialect):
     def subgroup_max(self, x: str) -> str:
         return f"qk_warp_max({x})"
 
+    def shuffle_xor(self, x: str, mask: str) -> str | None:
+        return f"__shfl_xor_sync(0xffffffffu /* every lane of the warp */, {x}, {mask})"
+
     def dot4_i8(self, a: str, b: str, acc: str) -> str:
         return f"__dp4a((int){paren(a)}, (int){paren(b)}, {acc})"
 

@@ -74,6 +74,13 @@ inline float qk_warp_{what}(float x) {{
     return x;
 }}""" for what, combine in (("sum", "x + y"), ("max", "fmax(x, y)"))
 }
+_WARP_PTX["qk_shfl_xor"] = """\
+/* x of the warp's lane (this lane ^ o): PTX shfl.sync (mask 0xffffffff: every lane takes part) */
+inline float qk_shfl_xor(float x, uint o) {
+    float y;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(y) : "f"(x), "r"(o));
+    return y;
+}"""
 
 
 @dataclass(frozen=True)
@@ -173,6 +180,10 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
 
     def subgroup_max(self, x: str) -> str:
         return f"qk_warp_max({x})" if self.warp_ptx else f"sub_group_reduce_max({x})"
+
+    def shuffle_xor(self, x: str, mask: str) -> str | None:
+        # OpenCL C's own xor shuffle (cl_khr_subgroup_shuffle) is not on every device with sub-groups
+        return f"qk_shfl_xor({x}, {mask})" if self.warp_ptx else None
 
     def warp_barrier(self) -> str:
         # PTX bar.warp.sync, as CUDA's __syncwarp: the warp's lanes meet, their local memory ordered

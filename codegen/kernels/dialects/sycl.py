@@ -114,5 +114,8 @@ class SYCLDialect(Dialect):
     def subgroup_max(self, x: str) -> str:
         return f"sycl::reduce_over_group(qk_item.get_sub_group(), {x}, sycl::maximum<float>())"
 
+    def shuffle_xor(self, x: str, mask: str) -> str | None:
+        return f"sycl::permute_group_by_xor(qk_item.get_sub_group(), {x}, {mask})"
+
 
 DIALECT = SYCLDialect

@@ -36,6 +36,7 @@ from ...errors import QKGenValueError
 from ...formats import Format, locate
 from ...formats.kquant import search as kquant_search
 from ...formats import reference as ref
+from ..dialects import dialect
 from ..source import Arg
 from .quantize_fp4 import LOG2_ROUND_UP, X_REGS_WORDS, magnitude_search, pair_counts, sub_block_codes, x_bits
 from .table_search import search
@@ -158,8 +159,11 @@ def _quantize_context(req: Request) -> dict:
 
 PER_LANE = 16  # elements a work-item of quantize_blockwise takes by default (H100, 2026-11-25: 8 was 10-12% slower)
 # quantize_blockwise's tiles a work-group by search kind: the log buckets' 13 KB table is copied
-# once for them (not yet measured; the other searches' tables are small)
-TILES = {"log": 8}
+# once for them. NVIDIA H200, 2026-12-03, run 209 (docs/bench/scripts/quantsweep.py
+# qsweep_s41.json, x 4096 x 14336, bs 256, kernel alone), tiles 1 / 4 / 8 / 16: blockwise8 f16 x
+# 76.0 / 69.1 / 72.2 / 75.0 us, f32 x 92.8 / 86.8 / 87.1 / 88.2. nf4 and fp4 (small tables): 1 is
+# fastest (nf4 f16 46.5 against 51.1 at 4).
+TILES = {"log": 4}
 
 
 def blockwise(fmt: Format) -> bool:
@@ -183,7 +187,9 @@ def _blockwise_context(req: Request) -> dict:
     # whole words a lane; the lookup rule's code of 0 is not its pad (0), so its tail slots must not be stored
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
     args = [Arg("x", "in", "x"), Arg("absmax", "out", "f32"), Arg("codes", "out", "u8", bind="data"), STATUS,
-            Arg("n", "scalar", "u64"), Arg("scratch", "local", "f32", count=wg)]  # fmt: skip
+            Arg("n", "scalar", "u64")]  # fmt: skip
+    if dialect(req.target).row_max_subgroup(lanes) is None:  # the absmax's tree
+        args.append(Arg("scratch", "local", "f32", count=wg))
     buckets = ctx["search"].buckets
     if buckets and buckets.kind == "log":  # the log buckets' entries
         args.append(Arg("entry", "local", "u32", count=len(buckets.entries)))

@@ -186,3 +186,9 @@ def f32_decimal(v: float) -> str:
 
     text = str(np.float32(v))
     return text[:-2] if text.endswith(".0") else text
+
+
+def u32_hex(v: int, digits: int = 8) -> str:
+    """A uint literal in hex, zero-padded to `digits` (a table's entries line up)."""
+    assert 0 <= v < 1 << 32, v
+    return f"0x{v:0{digits}x}u"

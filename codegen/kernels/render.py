@@ -50,7 +50,8 @@ def _div(x: str, k: int) -> str:
 
 
 ENV.globals.update(team_row0=team_row0, code_field=cexpr.code_field, byte_field=cexpr.byte_field, off=_offset, div=_div)
-ENV.filters.update(bare=cexpr.bare, paren=cexpr.paren, f32=cexpr.f32_literal, f32dec=cexpr.f32_decimal)
+ENV.filters.update(bare=cexpr.bare, paren=cexpr.paren, f32=cexpr.f32_literal, f32dec=cexpr.f32_decimal,
+                   u32hex=cexpr.u32_hex)
 
 
 NL = "\n"

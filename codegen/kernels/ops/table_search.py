@@ -30,10 +30,9 @@ integers, so a bucket spans a fixed share of a binade, and every |c| below LO sh
 bucket. Negative c take buckets TOP - step, positive ones TOP + 1 + step (step clamped to TOP):
 monotone in c. SHIFT is the widest leaving at most one key in a bucket past its least c, so one
 integer read decides: the entry holds the keys at or below the bucket's least c (keys equal to it,
-the dynamic map's eight equal cuts at -2^-25, cost nothing) in its top byte, below it 2^SHIFT - t,
+the dynamic map's eight equal cuts at -2^-25, cost nothing) shifted up SHIFT bits, plus 2^SHIFT - t,
 t the rank (off's low SHIFT bits, complemented for c < 0 so that it grows with c) of the bucket's one
-other key, so aligned that adding c's rank carries into bit 24 exactly when that key lies at or
-below c: the code is the sum's top byte. LO's
+other key. Adding c's rank carries into bit SHIFT exactly when that key lies at or below c. LO's
 low bit set puts a bucket's edge one float past a power of two, where those cuts lie. The last step
 takes every |c| past 1 and a little (only an infinite c: a value over an absmax below 2^-128), which
 counts as +-1 does. blockwise8: LO = 2^-26 + 1 bit, SHIFT 17 (64 buckets a binade), 3332 entries.
@@ -96,11 +95,10 @@ class Buckets:
 class LogBuckets:
     """lo, shift: off(c) = max(bits |c|, lo) - lo, step = off >> shift clamped to top; bucket = top -
     step for c with the sign bit set, else top + 1 + step. rank(c): off's low `shift` bits, complemented
-    for c < 0, so that within a bucket rank grows with c. entries[b] = (base << 24) + ((2^shift - t)
-    << LIFT): base the keys at or below the bucket's least c, t the rank from which its one other key
-    counts (2^shift: none), LIFT = 24 - shift. The count is the top byte of entries[b] + (rank <<
-    LIFT): the low part carries into bit 24 exactly when rank >= t. (The count lands in a byte of its
-    own: packing codes into words takes it without a shift.)"""
+    for c < 0, so that within a bucket rank grows with c. entries[b] = (base << shift) + 2^shift - t:
+    base the keys at or below the bucket's least c, t the rank from which its one other key counts
+    (2^shift: none). The count is (entries[b] + rank) >> shift: the low part carries into bit `shift`
+    exactly when rank >= t."""
 
     lo: int
     shift: int
@@ -111,10 +109,6 @@ class LogBuckets:
     @property
     def mask(self) -> int:
         return (1 << self.shift) - 1
-
-    @property
-    def lift(self) -> int:
-        return 24 - self.shift
 
     def _parts(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
@@ -143,7 +137,7 @@ class LogBuckets:
         """What the kernel's log-bucket search gives for f32 values v (keys at or below v; a NaN v is
         the kernel's to map first: it lands in a last bucket)."""
         b, rank = self._parts(v)
-        return (np.asarray(self.entries, np.int64)[b] + (rank << self.lift)) >> 24
+        return (np.asarray(self.entries, np.int64)[b] + rank) >> self.shift
 
 
 @dataclass(frozen=True)
@@ -279,10 +273,8 @@ def _log_buckets(s: Search) -> LogBuckets | None:
             t = np.full(base.size, 1 << shift)
             one_key = ends > base
             t[one_key] = probe.rank(keys[base[one_key]])
-            entries = (base << 24) + (((1 << shift) - t) << probe.lift)
-            # a bucket's key lies past its least c (rank >= 1): the sum stays below 2^32 with the largest rank
-            assert np.all(entries + (probe.mask << probe.lift) < 1 << 32)
-            found = dataclasses.replace(probe, entries=tuple(int(e) for e in entries))
+            entries = tuple(int(e) for e in (base << shift) + (1 << shift) - t)
+            found = dataclasses.replace(probe, entries=entries)
             edges = np.asarray([-1, 0, -0.0, 1, 2.0**-30, -(2.0**-30), np.inf, -np.inf], _F32)
             near = np.concatenate([keys, least[1:]]).astype(_F32)
             near = np.concatenate([near, np.nextafter(near, _F32(-2)), np.nextafter(near, _F32(2)), edges,

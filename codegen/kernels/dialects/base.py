@@ -73,6 +73,7 @@ class Dialect(PairArithmetic, WordMoves, LaneReductions):
     as_uint: ClassVar[str]
     as_float: ClassVar[str]
     fmax: ClassVar[str]  # float max / min (IEEE 754 maxNum / minNum: a NaN operand gives the other)
+    fabs: ClassVar[str]  # |x| of a float (a free operand modifier on most GPUs)
     fmin: ClassVar[str]
 
     target: Target

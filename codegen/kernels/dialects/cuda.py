@@ -168,6 +168,7 @@ class CUDADialect(PTXMatrixProducts, Dialect):
     as_uint: ClassVar[str] = "__float_as_uint"
     as_float: ClassVar[str] = "__uint_as_float"
     fmax: ClassVar[str] = "fmaxf"
+    fabs: ClassVar[str] = "fabsf"
     fmin: ClassVar[str] = "fminf"
     type_names: ClassVar[dict[str, str]] = {"long": "long long"}
 

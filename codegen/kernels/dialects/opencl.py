@@ -101,6 +101,7 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
     as_uint: ClassVar[str] = "as_uint"
     as_float: ClassVar[str] = "as_float"
     fmax: ClassVar[str] = "fmax"
+    fabs: ClassVar[str] = "fabs"
     fmin: ClassVar[str] = "fmin"
     inline: ClassVar[str] = "inline"
 

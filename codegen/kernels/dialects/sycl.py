@@ -46,6 +46,7 @@ class SYCLDialect(Dialect):
     as_uint: ClassVar[str] = "sycl::bit_cast<uint>"
     as_float: ClassVar[str] = "sycl::bit_cast<float>"
     fmax: ClassVar[str] = "sycl::fmax"
+    fabs: ClassVar[str] = "sycl::fabs"
     fmin: ClassVar[str] = "sycl::fmin"
     type_names: ClassVar[dict[str, str]] = {"long": "long long"}
 

@@ -110,6 +110,11 @@ class LogBuckets:
     def mask(self) -> int:
         return (1 << self.shift) - 1
 
+    @property
+    def lo_f32(self) -> float:
+        """lo as the f32 whose bits it is (a normal float)."""
+        return float(np.uint32(self.lo).view(_F32))
+
     def _parts(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
         neg = bits >> 31 == 1

@@ -159,10 +159,11 @@ def _quantize_context(req: Request) -> dict:
 
 PER_LANE = 16  # elements a work-item of quantize_blockwise takes by default (H100, 2026-11-25: 8 was 10-12% slower)
 # quantize_blockwise's tiles a work-group by search kind: the log buckets' 13 KB table is copied
-# once for them. NVIDIA H200, 2026-12-03, run 209 (docs/bench/scripts/quantsweep.py
-# qsweep_s41.json, x 4096 x 14336, bs 256, kernel alone), tiles 1 / 4 / 8 / 16: blockwise8 f16 x
-# 76.0 / 69.1 / 72.2 / 75.0 us, f32 x 92.8 / 86.8 / 87.1 / 88.2. nf4 and fp4 (small tables): 1 is
-# fastest (nf4 f16 46.5 against 51.1 at 4).
+# once for them. NVIDIA H200, 2026-12-03 (docs/bench/scripts/quantsweep.py, x 4096 x 14336, bs 256,
+# kernel alone): run 209 (qsweep_s41.json), tiles 1 / 4 / 8 / 16, blockwise8 f16 x 76.0 / 69.1 /
+# 72.2 / 75.0 us, f32 x 92.8 / 86.8 / 87.1 / 88.2; run 210 (qsweep_s41b.json, the absmax within a
+# sub-group), 2 / 4 / 8: f16 62.4 / 60.1 / 60.9, f32 82.6 / 83.2 / 91.7. nf4 and fp4 (small tables):
+# 1 is fastest (run 209: nf4 f16 46.5 against 51.1 at 4).
 TILES = {"log": 4}
 
 

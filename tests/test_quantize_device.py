@@ -157,7 +157,8 @@ def test_blockwise_tiles_and_their_tails(backend, name, tiles, rng, poisoned, mo
     span = 256 * 16  # the op's default work-group of 256 work-items, 16 elements each
     for n in (2 * tiles * span + 300, (tiles + 1) * span + span // 2 + 37, tiles * span, tiles * span - 5):
         run(random_x(rng, (n,)), F.get(name), backend)
-    assert asked  # the calls' plans took the tiles
+    assert asked  # the calls' plans asked for the tiles, and the kernel loops over them
+    assert f"tile < {tiles}u" in qkgen.render("quantize_blockwise", name, "sycl-cpu", tiles=tiles).source
 
 
 @pytest.mark.parametrize("backend", WHERE)
@@ -171,9 +172,48 @@ def test_targets_without_subgroups_reduce_in_local_memory(backend, rng, poisoned
     try:
         for name, opts in (("nf4", {"nested": True}), ("int8", {"scale_mode": "tensor"}), ("int2", {})):
             run(random_x(rng, (3, 333)), F.get(name), backend, **opts)
+        # blockwise8's absmax by the tree, its barriers inside the tiles' loop, its scratch used again
+        run(random_x(rng, (5, 4 * 4096 + 77)), F.get("blockwise8"), backend)
         assert "scratch[lid]" in qkgen.kernels.render.render("quantize_stats", "nf4", dev.info.target).source
+        assert "scratch[lid]" in qkgen.render("quantize_blockwise", "blockwise8", dev.info.target).source
     finally:
         dev.info.target = before
+
+
+@pytest.mark.parametrize("profile, name, blocksize, spelled", [
+    ("cuda-sm90", "blockwise8", 256, "__shfl_xor_sync("), ("opencl-nvidia-sm90", "nf4", 64, "qk_shfl_xor("),
+    ("sycl-cpu", "nf4", 64, "sycl::permute_group_by_xor("), ("sycl-cpu", "blockwise8", 256, "sycl::reduce_over_group("),
+    ("opencl-intel-cpu", "blockwise8", 256, "sub_group_reduce_max("), ("opencl-intel-cpu", "nf4", 64, "scratch[lid]"),
+    ("pocl", "blockwise8", 256, "scratch[lid]"),
+])  # fmt: skip
+def test_blockwise_absmax_where_each_target_takes_it(profile, name, blocksize, spelled):
+    """quantize_blockwise's absmax: the sub-group's maximum where the block's row is the sub-group,
+    butterfly shuffles where it is a slice of one and the dialect spells them, the local tree elsewhere
+    (the numeric tests above run the CPU targets' kernels)."""
+    src = qkgen.render("quantize_blockwise", name, profile, dtype="f32", blocksize=blocksize).source
+    assert spelled in src
+    assert ("scratch[lid]" in src) == (spelled == "scratch[lid]")
+
+
+@pytest.mark.parametrize("backend", WHERE)
+@pytest.mark.parametrize("name", ["blockwise8", "nf4", "fp4"])
+def test_blockwise_extreme_absmax(backend, name, rng, poisoned):
+    """Blocks whose absmax is near the largest f32 (an inverse below 2^-126), 2^-127 and 2^-149
+    (subnormal; 2^-128 or less has an infinite inverse), zero, and a value that is not finite
+    (refused, naming it: the kernel's search stays within its table)."""
+    x = random_x(rng, (6, 256))
+    x[0] *= np.float32(3e38) / np.abs(x[0]).max()
+    x[1] *= np.float32(2.0**-127) / np.abs(x[1]).max()
+    x[2, :] = 0
+    x[2, 5] = np.float32(2.0**-149)
+    x[3] = 0
+    x[4, ::3] = -np.float32(2.0**-140)
+    run(x, F.get(name), backend)
+    for bad in (np.inf, np.nan):
+        y = x.copy()
+        y[5, 7] = bad
+        with pytest.raises(qkgen.QKGenValueError, match=r"x: .* at index \(5, 7\) is not finite"):
+            quantize_device(y, name, backend=backend)
 
 
 def test_bad_input_is_refused_before_any_launch(rng):

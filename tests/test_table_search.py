@@ -106,6 +106,11 @@ def test_log_buckets_count_the_cuts(name, rng):
     v = np.concatenate([near[np.abs(near) <= 2], rng.uniform(-1, 1, 200000).astype(np.float32),
                         mags * rng.choice(np.float32([-1, 1]), mags.size), edges]).astype(np.float32)  # fmt: skip
     assert np.array_equal(b.count(v), s.count(v))
+    # quantize_blockwise's search without the clamp: every c within a rounding of [-1, 1] (the largest
+    # c of a finite x over its absmax) stays below the clamped buckets
+    one_ish = np.nextafter(np.float32([1, -1]), np.float32([2, -2]))
+    ok = v[np.abs(v) <= 1]
+    assert np.array_equal(b.count(np.concatenate([ok, one_ish]), near=True), s.count(np.concatenate([ok, one_ish])))
     wild = np.concatenate([np.float32([np.inf, -np.inf, 3e38, -3e38, 2.0, -7.0]), rng.uniform(-1e3, 1e3, 10000).astype(np.float32),
                            np.uint32([0x7FC00000, 0x7FFFFFFF, 0xFFC00000, 0x7F800001]).view(np.float32)])  # fmt: skip
     assert np.all((b.index(wild) >= 0) & (b.index(wild) < len(b.entries)))  # within the table

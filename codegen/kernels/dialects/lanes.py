@@ -75,7 +75,8 @@ class LaneReductions:
         """float var (>= 0) of every lane of each `lanes`-wide row gets the row's largest: the sub-group's
         maximum (row_max_subgroup), butterfly shuffles within a slice of it (rows start at multiples of
         lanes, so lane ^ o stays in the row), or the local-memory tree. Every work-item of the
-        work-group must reach it. A NaN may lose in the first two: callers check their own values."""
+        work-group must reach it. A NaN may lose in the first two, and a sub-group's maximum with a NaN
+        in it may drop a larger value: callers check their own values against the result."""
         if self.row_max_subgroup(lanes) is None:
             return self.local_lanes_max(var, scratch, lid, lanes, every_lane=True)
         if lanes == self.target.subgroup_size:

@@ -183,7 +183,8 @@ def _blockwise_context(req: Request) -> dict:
         raise QKGenValueError(f"per_lane: {per_lane}; allowed: 8, 16 or 32, dividing the blocksize {req.blocksize}")
     lanes = req.blocksize // per_lane
     wg = req.pop_wg(max(256, lanes), lanes)
-    tiles = req.pop_int("tiles", TILES.get(ctx["search"].buckets.kind if ctx["search"].buckets else "", 1), 1, 64)
+    buckets = ctx["search"].buckets
+    tiles = req.pop_int("tiles", TILES.get(buckets.kind if buckets else "", 1), 1, 64)
     lane_bytes = per_lane // fmt.per_byte
     # whole words a lane; the lookup rule's code of 0 is not its pad (0), so its tail slots must not be stored
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
@@ -191,7 +192,6 @@ def _blockwise_context(req: Request) -> dict:
             Arg("n", "scalar", "u64")]  # fmt: skip
     if dialect(req.target).row_max_subgroup(lanes) is None:  # the absmax's tree
         args.append(Arg("scratch", "local", "f32", count=wg))
-    buckets = ctx["search"].buckets
     if buckets and buckets.kind == "log":  # the log buckets' entries
         args.append(Arg("entry", "local", "u32", count=len(buckets.entries)))
     elif buckets:  # the bucket search's two tables

@@ -34,7 +34,7 @@ the dynamic map's eight equal cuts at -2^-25, cost nothing) shifted up SHIFT bit
 t the rank (off's low SHIFT bits, complemented for c < 0 so that it grows with c) of the bucket's one
 other key. Adding c's rank carries into bit SHIFT exactly when that key lies at or below c. LO's
 low bit set puts a bucket's edge one float past a power of two, where those cuts lie. The last step
-takes every |c| past 1 and a little (only an infinite c: a value over an absmax below 2^-128), which
+takes every |c| past 1 and a little (only an infinite c: a value over an absmax of 2^-128 or less), which
 counts as +-1 does. blockwise8: LO = 2^-26 + 1 bit, SHIFT 17 (64 buckets a binade), 3332 entries.
 """
 
@@ -107,7 +107,7 @@ class LogBuckets:
     kind: str = "log"
 
     @property
-    def mask(self) -> int:
+    def rank_mask(self) -> int:
         return (1 << self.shift) - 1
 
     @property
@@ -120,7 +120,7 @@ class LogBuckets:
         neg = bits >> 31 == 1
         off = np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo
         step = np.minimum(off >> self.shift, self.top)
-        return np.where(neg, self.top - step, self.top + 1 + step), np.where(neg, ~off, off) & self.mask
+        return np.where(neg, self.top - step, self.top + 1 + step), np.where(neg, ~off, off) & self.rank_mask
 
     def index(self, v: np.ndarray) -> np.ndarray:
         return self._parts(v)[0]
@@ -138,9 +138,13 @@ class LogBuckets:
         out[0] = -np.inf
         return out.astype(_F32)
 
-    def count(self, v: np.ndarray) -> np.ndarray:
+    def count(self, v: np.ndarray, near: bool = False) -> np.ndarray:
         """What the kernel's log-bucket search gives for f32 values v (keys at or below v; a NaN v is
-        the kernel's to map first: it lands in a last bucket)."""
+        the kernel's to map first). near: v within a rounding of [-1, 1], as the kernel's unclamped
+        search (quantize_blockwise) takes it; its buckets stay below the clamped last ones."""
+        if near:
+            bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
+            assert np.all((np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo) >> self.shift < self.top)
         b, rank = self._parts(v)
         return (np.asarray(self.entries, np.int64)[b] + rank) >> self.shift
 

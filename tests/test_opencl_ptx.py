@@ -91,8 +91,9 @@ def test_kernels_without_a_dot_product_are_those_of_nvidia_opencl_with_warps():
         src = _render(v, PTX)
         assert header.sub("", src) == header.sub("", _render(v, WARPS)), v
         assert "sub_group" not in src and "dp4a" not in src, v
-        # asm only in the helpers: warp shuffles, and the warp matrix products of the mma kernels
-        assert src.count(SHFL) == src.count("inline float qk_warp_"), v
+        # asm only in the helpers: warp shuffles (reductions, and one lane's value for butterflies over
+        # part of a warp), and the warp matrix products of the mma kernels
+        assert src.count(SHFL) == src.count("inline float qk_warp_") + src.count("inline float qk_shfl_xor("), v
         assert src.count('"mma.sync.aligned.') == src.count("inline void qk_mma_"), v
         assert src.count("asm") == src.count(SHFL) + src.count('"mma.sync.aligned.') + sum(src.count(c) for c in CVT), v
 

@@ -129,6 +129,7 @@ def device_target(dev, name: str) -> Target:
         dot4="cl_khr_integer_dot_product" in exts or (cc is not None and cc >= (6, 1)),
         arch=f"sm_{cc[0]}{cc[1]}" if cc else "",
         inline_ptx=cc is not None,
+        intel_subgroups="cl_intel_subgroups" in exts and sg > 0,
         mma=cc is not None and cc >= (8, 0) and 32 in sizes,  # PTX mma.sync, as on CUDA
         registers=intel_gpu_registers(sg) if _is_gpu(dev) and "cl_intel_subgroups" in exts else 0,
     )

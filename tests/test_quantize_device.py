@@ -183,7 +183,8 @@ def test_targets_without_subgroups_reduce_in_local_memory(backend, rng, poisoned
 @pytest.mark.parametrize("profile, name, blocksize, spelled", [
     ("cuda-sm90", "blockwise8", 256, "__shfl_xor_sync("), ("opencl-nvidia-sm90", "nf4", 64, "qk_shfl_xor("),
     ("sycl-cpu", "nf4", 64, "sycl::permute_group_by_xor("), ("sycl-cpu", "blockwise8", 256, "sycl::reduce_over_group("),
-    ("opencl-intel-cpu", "blockwise8", 256, "sub_group_reduce_max("), ("opencl-intel-cpu", "nf4", 64, "scratch[lid]"),
+    ("opencl-intel-cpu", "blockwise8", 256, "sub_group_reduce_max("),
+    ("opencl-intel-cpu", "nf4", 64, "intel_sub_group_shuffle_xor("),
     ("pocl", "blockwise8", 256, "scratch[lid]"),
 ])  # fmt: skip
 def test_blockwise_absmax_where_each_target_takes_it(profile, name, blocksize, spelled):

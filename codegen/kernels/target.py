@@ -29,6 +29,9 @@ class Target:
     # The OpenCL C compiler takes NVIDIA inline PTX (asm statements): NVIDIA's OpenCL, which has no
     # cl_khr_integer_dot_product, then spells dot4 as PTX dp4a. CUDA has intrinsics and leaves it off.
     inline_ptx: bool = False
+    # cl_intel_subgroups (Intel's OpenCL on its CPUs and GPUs): sub-group shuffles, so a reduction over
+    # part of a sub-group needs no local memory (intel_sub_group_shuffle_xor)
+    intel_subgroups: bool = False
     # Warp matrix multiply-accumulate: a 32-lane warp multiplies f16 fragments [16 x 16] . [16 x 8]
     # into f32 (PTX mma.sync m16n8k16, sm_80 on; on NVIDIA's OpenCL as inline PTX). Without it the
     # product goes through local memory.
@@ -83,10 +86,12 @@ class Target:
         return 0 < self.registers < 128
 
     def caps(self) -> dict[str, object]:
-        """The capabilities that change generated source, for headers and listings (inline_ptx, mma,
-        grid_dependency and registers only where set, so the targets without them keep their header line)."""
+        """The capabilities that change generated source, for headers and listings (inline_ptx,
+        intel_subgroups, mma, grid_dependency and registers only where set, so the targets without them
+        keep their header line)."""
         caps = {"fp16": self.fp16, "bf16": self.bf16, "subgroup_size": self.subgroup_size, "dot4": self.dot4}
-        caps.update({k: True for k in ("inline_ptx", "mma", "grid_dependency") if getattr(self, k)})
+        flags = ("inline_ptx", "intel_subgroups", "mma", "grid_dependency")
+        caps.update({k: True for k in flags if getattr(self, k)})
         return {**caps, **({"registers": self.registers} if self.registers else {})}
 
     def describe(self) -> str:
@@ -126,14 +131,16 @@ _PROFILES = (
            subgroup_sizes=(32,), dot4=True, arch="sm_90", inline_ptx=True, mma=True),  # fmt: skip
     # Intel's CPU OpenCL runtime (pip intel-opencl-rt): C 3.0, fp16, sub-groups 4..64, int8 dot.
     Target("opencl-intel-cpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
-           subgroup_sizes=(4, 8, 16, 32, 64), dot4=True),  # fmt: skip
+           subgroup_sizes=(4, 8, 16, 32, 64), dot4=True, intel_subgroups=True),  # fmt: skip
     # Intel Arc / Data Center GPUs through OpenCL: sub-group 16 is the native width.
     Target("opencl-intel-gpu", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=16,
-           subgroup_sizes=(16, 32), dot4=True, registers=intel_gpu_registers(16)),  # fmt: skip
+           subgroup_sizes=(16, 32), dot4=True, intel_subgroups=True,
+           registers=intel_gpu_registers(16)),  # fmt: skip
     # Sub-group 32 without the int8 dot built-in: Intel's compiler (IGC 1.0.12504) makes it a stack
     # call, and a kernel with stack calls drops to SIMD16 on dg2/tgllp, breaking a 32-lane kernel.
     Target("opencl-intel-gpu-sg32", "opencl", "OpenCL C 3.0", fp16=True, bf16=False, subgroup_size=32,
-           subgroup_sizes=(16, 32), dot4=False, registers=intel_gpu_registers(32)),  # fmt: skip
+           subgroup_sizes=(16, 32), dot4=False, intel_subgroups=True,
+           registers=intel_gpu_registers(32)),  # fmt: skip
     Target("pocl", "opencl", "OpenCL C 1.2", fp16=False, bf16=False, subgroup_size=0),
     Target("sycl-intel-gpu", "sycl", "SYCL 2020", fp16=True, bf16=False, subgroup_size=16, subgroup_sizes=(16, 32),
            registers=intel_gpu_registers(16)),  # fmt: skip

@@ -2,7 +2,7 @@
  * kernel:   dequantize_int2_group_g64_f32
  * template: dequantize.jinja
  * format:   int2: 2-bit, four per byte low bits first, value = field - 2
- * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1 registers=64
+ * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1 intel_subgroups=1 registers=64
  * params:   dtype=f32 blocksize=64 nested=0 scale_mode=group ept=16 cpi=4 wg=256
  */
 #pragma OPENCL FP_CONTRACT OFF

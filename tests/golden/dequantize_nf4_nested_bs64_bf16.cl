@@ -2,7 +2,7 @@
  * kernel:   dequantize_nf4_nested_bs64_bf16
  * template: dequantize.jinja
  * format:   nf4: bitsandbytes NF4: 4-bit normal-float codes, f32 absmax per block
- * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1 registers=64
+ * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1 intel_subgroups=1 registers=64
  * params:   dtype=bf16 blocksize=64 nested=1 scale_mode=None ept=8 cpi=4 wg=256
  */
 #pragma OPENCL FP_CONTRACT OFF

@@ -2,7 +2,7 @@
  * kernel:   dequantize_q4_k_f32
  * template: dequantize.jinja
  * format:   q4_k: GGUF Q4_K: q * d*sc - dmin*m, 6-bit scale/min per 32
- * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1 registers=64
+ * target:   opencl-intel-gpu (OpenCL C 3.0) fp16=1 bf16=0 subgroup_size=16 dot4=1 intel_subgroups=1 registers=64
  * params:   dtype=f32 blocksize=256 nested=0 scale_mode=None ept=4 cpi=1 wg=256
  */
 #pragma OPENCL FP_CONTRACT OFF

@@ -184,7 +184,9 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
 
     def shuffle_xor(self, x: str, mask: str) -> str | None:
         # OpenCL C's own xor shuffle (cl_khr_subgroup_shuffle) is not on every device with sub-groups
-        return f"qk_shfl_xor({x}, {mask})" if self.warp_ptx else None
+        if self.warp_ptx:
+            return f"qk_shfl_xor({x}, {mask})"
+        return f"intel_sub_group_shuffle_xor({x}, {mask})" if self.target.intel_subgroups else None
 
     def warp_barrier(self) -> str:
         # PTX bar.warp.sync, as CUDA's __syncwarp: the warp's lanes meet, their local memory ordered

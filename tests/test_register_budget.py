@@ -35,7 +35,7 @@ def test_registers_is_validated_and_shown_only_where_set():
         dataclasses.replace(INTEL, registers=-1)
     with pytest.raises(QKGenValueError, match="target.registers: True"):
         dataclasses.replace(INTEL, registers=True)
-    assert INTEL.describe().endswith("dot4=1 registers=64")
+    assert INTEL.describe().endswith("dot4=1 intel_subgroups=1 registers=64")
     assert "registers" not in PROFILES["cuda-sm90"].describe() and "registers" not in PROFILES["pocl"].describe()
     assert {n: t.registers for n, t in PROFILES.items() if t.registers} == {
         "opencl-intel-gpu": 64, "opencl-intel-gpu-sg32": 32, "sycl-intel-gpu": 64, "sycl-intel-gpu-sg32": 32}  # fmt: skip

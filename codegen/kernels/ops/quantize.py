@@ -109,7 +109,9 @@ def _table_of(req: Request) -> tuple[tuple[float, ...], str, int]:
 def _common(req: Request) -> dict:
     fmt = req.fmt
     table, how, block = _table_of(req)
-    ctx = dict(rule=how, unit=block, search=search(table, how == "lookup") if table else None, tiny=TINY,
+    found = search(table, how == "lookup") if table else None
+    ctx = dict(rule=how, unit=block, search=found, tiny=TINY,
+               log_search=bool(found and found.buckets and found.buckets.kind == "log"),
                int_div=float(max(-fmt.qmin, fmt.qmax)) if how == "absmax_int" else 0.0)  # fmt: skip
     if req.nested and req.dtype != "f32":
         raise QKGenValueError(f"dtype: {req.dtype}; the nested statistics step reads the f32 absmax: allowed: f32")
@@ -192,7 +194,7 @@ def _blockwise_context(req: Request) -> dict:
             Arg("n", "scalar", "u64")]  # fmt: skip
     if dialect(req.target).row_max_subgroup(lanes) is None:  # the absmax's tree
         args.append(Arg("scratch", "local", "f32", count=wg))
-    if buckets and buckets.kind == "log":  # the log buckets' entries
+    if ctx["log_search"]:  # the log buckets' entries
         args.append(Arg("entry", "local", "u32", count=len(buckets.entries)))
     elif buckets:  # the bucket search's two tables
         args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]

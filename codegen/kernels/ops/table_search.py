@@ -115,10 +115,13 @@ class LogBuckets:
         """lo as the f32 whose bits it is (a normal float)."""
         return float(np.uint32(self.lo).view(_F32))
 
-    def _parts(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _off(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(c < 0, off) as the kernels compute them."""
         bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
-        neg = bits >> 31 == 1
-        off = np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo
+        return bits >> 31 == 1, np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo
+
+    def _parts(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        neg, off = self._off(v)
         step = np.minimum(off >> self.shift, self.top)
         return np.where(neg, self.top - step, self.top + 1 + step), np.where(neg, ~off, off) & self.rank_mask
 
@@ -143,8 +146,7 @@ class LogBuckets:
         the kernel's to map first). near: v within a rounding of [-1, 1], as the kernel's unclamped
         search (quantize_blockwise) takes it; its buckets stay below the clamped last ones."""
         if near:
-            bits = np.asarray(v, _F32).view(np.uint32).astype(np.int64)
-            assert np.all((np.maximum(bits & 0x7FFFFFFF, self.lo) - self.lo) >> self.shift < self.top)
+            assert np.all(self._off(v)[1] >> self.shift < self.top)
         b, rank = self._parts(v)
         return (np.asarray(self.entries, np.int64)[b] + rank) >> self.shift
 
@@ -276,8 +278,8 @@ def _log_buckets(s: Search) -> LogBuckets | None:
             ends = np.searchsorted(keys, np.append(least[1:], np.inf), side="left")  # keys below the next bucket
             if np.max(ends - base) > 1:
                 continue
-            # the last two buckets hold no key: every c there (an infinite one, from a subnormal absmax) counts
-            # as +-1 does
+            # the last two buckets hold no key: every c there (an infinite one, from an absmax of 2^-128 or
+            # less) counts as +-1 does
             assert least[-1] > keys.max() and -least[-1] < keys.min()
             t = np.full(base.size, 1 << shift)
             one_key = ends > base

@@ -106,10 +106,11 @@ def _table_of(req: Request) -> tuple[tuple[float, ...], str, int]:
     return fmt.table, rule(fmt), req.blocksize
 
 
-def _common(req: Request) -> dict:
+def _common(req: Request, log: bool | None = None) -> dict:
+    """log: search by log buckets (None: the rule's default, ops/table_search.search)."""
     fmt = req.fmt
     table, how, block = _table_of(req)
-    found = search(table, how == "lookup") if table else None
+    found = search(table, how == "lookup", log) if table else None
     ctx = dict(rule=how, unit=block, search=found, tiny=TINY,
                log_search=bool(found and found.buckets and found.buckets.kind == "log"),
                int_div=float(max(-fmt.qmin, fmt.qmax)) if how == "absmax_int" else 0.0)  # fmt: skip
@@ -179,7 +180,7 @@ def _blockwise_context(req: Request) -> dict:
     fmt = req.fmt
     if req.nested:
         raise QKGenValueError("nested: quantize_blockwise makes the first level; allowed: False")
-    ctx = _common(req)
+    ctx = _common(req, req.pop_bool("log_buckets", rule(fmt) == "lookup"))
     per_lane = req.pop_int("per_lane", PER_LANE, 8, 32)
     if per_lane & (per_lane - 1) or req.blocksize % per_lane:
         raise QKGenValueError(f"per_lane: {per_lane}; allowed: 8, 16 or 32, dividing the blocksize {req.blocksize}")

@@ -60,19 +60,21 @@ def test_lookup_is_the_count_of_cuts(name, rng):
 @pytest.mark.parametrize("name", ["nf4", "fp4"])
 def test_buckets_count_the_sorted_keys(name, rng):
     """The bucket searches as the kernels compute them (nf4: 16 buckets a unit on centres, a key each;
-    fp4: on edges, two keys each), at every key, the f32 on either side of it, random c, the ends of
+    fp4: 256, a key each: its keys -1/384, 0 and 1/384 lie in three buckets), at every key, the f32 on either side of it, random c, the ends of
     [-1, 1] and the f32 just past them. (Every f32 in [-1, 1] was compared once by hand: 2026-12-02,
     no mismatch; too slow for a test.) Any other c, the c of a non-finite x, still counts within
     0 .. 15 and reads within the tables."""
     s = search(F.get(name).table)
     b = s.buckets
-    shape = {"nf4": (16, 0.0, 1), "fp4": (16, 0.5, 2)}[name]
-    assert (b.scale, b.shift, b.per) == shape and (b.mask, len(b.base)) == (63, 64)
+    shape, mask = {"nf4": ((16, 0.0, 1), 63), "fp4": ((256, 0.0, 1), 1023)}[name]
+    assert (b.scale, b.shift, b.per) == shape and (b.mask, len(b.base)) == (mask, mask + 1)
     assert len(b.keys) == 15 + b.per and b.keys[15:] == (PAD,) * b.per and max(b.base) + b.per <= len(b.keys)
     keys = np.asarray(s.keys, np.float32)
     near = np.concatenate([keys, np.nextafter(keys, np.float32(-3)), np.nextafter(keys, np.float32(3))])
-    edges = [-1, 1, 0, -0.0, np.nextafter(np.float32(1), np.float32(2)), np.nextafter(np.float32(-1), np.float32(-2))]
-    v = np.concatenate([near, rng.uniform(-1, 1, 200000).astype(np.float32), edges]).astype(np.float32)
+    edges = [-1, 1, 0, -0.0, np.nextafter(np.float32(1), np.float32(2)), np.nextafter(np.float32(-1), np.float32(-2)),
+             2.0**-149, -(2.0**-149), 1e-30, -1e-30]  # fmt: skip
+    tiny = (rng.standard_normal(20000) * 1e-3).astype(np.float32)  # about fp4's three keys near 0
+    v = np.concatenate([near, rng.uniform(-1, 1, 200000).astype(np.float32), tiny, edges]).astype(np.float32)
     assert np.array_equal(b.count(v), s.count(v))
     # far outside [-1, 1] (only from a non-finite x, refused by the host) the count stays a code
     wild = np.concatenate([np.float32([np.inf, -np.inf, 3e38, -3e38, 2.0, 2.5, 3.0, -1.5, -7.0, 1e6]),

@@ -22,7 +22,8 @@ reads past the tables: BASE is padded to a power of two and the bucket masked to
 below no finite c, so the count stays within 0 .. 15 (a NaN or infinite c comes only from a
 non-finite x, which the kernels' status reports and the host refuses). nf4: 16 buckets a unit on
 centres, one key each. fp4: its keys -1/384, 0 and 1/384 share a bucket on centres at any scale up
-to 64; on edges only 0 and 1/384 share one: 16 buckets a unit, two keys.
+to 128 (on edges 0 and 1/384 share one up to 256): 256 buckets a unit on centres, one key each (a
+1 KB byte table, in place of 16 on edges with two keys, a read and a compare more a value).
 
 Log buckets (the "lookup" rule: 255 cuts, crowded near 0 as bitsandbytes' dynamic map is): c falls
 in a bucket by the bits of |c| and its sign, off = max(|c|, LO) - LO and step = off >> SHIFT as
@@ -52,7 +53,7 @@ _F32 = np.float32
 NEVER = 2.0  # the cut of a code no c in [-1, 1] reaches: above every c (and false against NaN)
 # (S buckets a unit of c, h the grid's shift, R the most keys a bucket), tried in turn
 BUCKET_SHAPES = ((16, 0.0, 1), (32, 0.0, 1), (64, 0.0, 1), (16, 0.5, 1), (32, 0.5, 1), (64, 0.5, 1),
-                 (16, 0.0, 2), (16, 0.5, 2))  # fmt: skip
+                 (128, 0.0, 1), (256, 0.0, 1), (16, 0.0, 2), (16, 0.5, 2))  # fmt: skip
 PAD = float(np.finfo(np.float32).max)  # the bucket search's key past the last: below no finite c
 MAGIC = 12582912.0  # 1.5 * 2^23: f32(v + MAGIC) holds round(v), ties to even, in its low bits (|v| < 2^22)
 

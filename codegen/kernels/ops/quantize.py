@@ -201,7 +201,12 @@ def _blockwise_context(req: Request) -> dict:
         args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]
     else:
         args.append(Arg("keys", "local", "f32", count=len(ctx["search"].keys)))
-    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, per_byte=fmt.per_byte,
+    # x_words: 16-bit x kept two a word until scaled (fewer registers than its f32 values)
+    x_words = req.pop_bool("x_words", False)
+    if x_words and req.dtype == "f32":
+        raise QKGenValueError("x_words: True; allowed with 16-bit x (f16, bf16)")
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, x_words=x_words,
+                per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 

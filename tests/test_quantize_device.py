@@ -217,33 +217,6 @@ def test_blockwise_extreme_absmax(backend, name, rng, poisoned):
             quantize_device(y, name, backend=backend)
 
 
-@pytest.mark.parametrize("backend", WHERE)
-@pytest.mark.parametrize("name", ["nf4", "fp4"])
-@pytest.mark.parametrize("dtype", ["f32", "f16"])
-def test_blockwise_log_buckets_for_the_nearest_rule(backend, name, dtype, rng, poisoned, monkeypatch):
-    """quantize_blockwise by log buckets for the 4-bit tables (knob log_buckets): each midpoint and the
-    floats on either side of it (absmax 1: c is the value), +-0 and the least subnormals (fp4's key 0),
-    values far below absmax, a partial last block, extreme absmax, and a value that is not finite
-    (refused: the clamp keeps the search within its table)."""
-    from qkgen.runtime import quantize as rq
-
-    monkeypatch.setattr(rq, "blockwise_knobs", lambda *args: {"log_buckets": True, "tiles": 2})
-    mids = np.asarray(search(F.get(name).table).keys, np.float32)
-    near = np.concatenate([mids, np.nextafter(mids, np.float32(2)), np.nextafter(mids, np.float32(-2))])
-    tiny = np.float32([0, -0.0, 2.0**-149, -(2.0**-149), 1e-40, -1e-40, 2.0**-126, -(2.0**-126)])
-    x = np.concatenate([[1.0], near, -near, tiny]).astype(np.float32)
-    run(np.concatenate([np.resize(x, 3 * 64), x[:41]]), F.get(name), backend)
-    y = random_x(rng, (4, 2 * 4096 + 4 * 64 + 29))
-    y[1, ::7] *= np.float32(2.0**-20)
-    y[2] *= np.float32(3e38) / np.abs(y[2]).max()
-    y[3] *= np.float32(2.0**-127) / np.abs(y[3]).max()
-    run(y if dtype == "f32" else y[:2], F.get(name), backend, dtype)
-    assert "entry[" in qkgen.render("quantize_blockwise", name, "sycl-cpu", log_buckets=True).source
-    y[0, 77] = np.nan
-    with pytest.raises(qkgen.QKGenValueError, match=r"x: nan at index \(0, 77\) is not finite"):
-        quantize_device(y, name, backend=backend)
-
-
 def test_bad_input_is_refused_before_any_launch(rng):
     x = random_x(rng, (4, 64))
     cases = [
@@ -427,20 +400,23 @@ def test_cuda_takes_the_measured_lanes():
 
 
 def test_cuda_takes_the_measured_blockwise_knobs():
-    """runtime.quantize_knobs' elements a work-item for the blockwise rows on CUDA with 16-bit x (32): where the
+    """runtime.quantize_knobs' elements a work-item for nf4 on CUDA with 16-bit x (32): where the
     blocksize takes them, the kernel renders with them and its name says so; f32 x, other kinds of
-    device and blockwise8 keep the op's default."""
+    device, fp4 and blockwise8 keep the op's default (fp4 and blockwise8: 4 tiles, for their larger
+    tables)."""
     from qkgen.kernels.target import get_target
     from qkgen.runtime import quantize_knobs
 
     cuda, cpu = get_target("cuda-sm90"), get_target("opencl-intel-cpu")
-    for name, dtype in (("nf4", "f16"), ("nf4", "bf16"), ("fp4", "f16"), ("fp4", "bf16")):
+    for name in ("nf4", "fp4"):
         fmt = F.get(name)
-        knobs = quantize_knobs.blockwise_knobs(cuda, fmt, dtype, 64)
-        assert knobs == {"per_lane": 32}, (name, dtype)
-        ks = qkgen.render("quantize_blockwise", name, cuda, dtype=dtype, blocksize=64, **knobs)
-        assert ks.name.endswith("_per_lane32"), ks.name
-        assert quantize_knobs.blockwise_knobs(cpu, fmt, dtype, 64) == {}
+        for dtype in ("f16", "bf16"):
+            knobs = quantize_knobs.blockwise_knobs(cuda, fmt, dtype, 64)
+            assert knobs == ({"per_lane": 32} if name == "nf4" else {}), (name, dtype)
+            ks = qkgen.render("quantize_blockwise", name, cuda, dtype=dtype, blocksize=64, **knobs)
+            assert ks.name.endswith("_per_lane32") == (name == "nf4"), ks.name
+            assert ks.param("tiles") == (4 if name == "fp4" else 1), ks.params
+            assert quantize_knobs.blockwise_knobs(cpu, fmt, dtype, 64) == {}
         assert quantize_knobs.blockwise_knobs(cuda, fmt, "f32", 64) == {}
     assert quantize_knobs.blockwise_knobs(cuda, F.get("blockwise8"), "f16", 256) == {}
     assert quantize_knobs.blockwise_knobs(cuda, F.get("nf4"), "f16", 16) == {}  # 32 does not divide 16

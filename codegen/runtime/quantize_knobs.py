@@ -33,9 +33,11 @@ def quantize_knobs(target: Target, fmt: Format) -> dict:
 # blocksize 64, kernel alone, bytes equal to the public call's): nf4 f16 50.4 -> 48.3 us (70.5% ->
 # 73.6% of copy), nf4 bf16 50.8 -> 48.3, fp4 f16 60.7 -> 58.7, fp4 bf16 61.5 -> 59.7 (fp4 with its
 # bucket search). Slower with f32 x (nf4 70.5 -> 89.6) and for blockwise8 f16 (bs 256, 111.4 -> 121.0).
+# fp4 with its 256 buckets a unit takes the op's default, 16 with 4 tiles: run 215 (qsweep_s42b.json)
+# f16 53.9 us, 32 elements 55.0 (54.1 with 2 tiles); run 216 (qsweep_s42c.json) 54.5 / 54.5.
 _PER_LANE_32 = MappingProxyType({"per_lane": 32})
 BLOCKWISE_KNOBS: MappingProxyType[tuple[str, str], MappingProxyType] = MappingProxyType({
-    ("cuda", dtype): MappingProxyType({"nf4": _PER_LANE_32, "fp4": _PER_LANE_32}) for dtype in ("f16", "bf16")
+    ("cuda", dtype): MappingProxyType({"nf4": _PER_LANE_32}) for dtype in ("f16", "bf16")
 })  # fmt: skip
 
 

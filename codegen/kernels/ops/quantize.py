@@ -106,11 +106,10 @@ def _table_of(req: Request) -> tuple[tuple[float, ...], str, int]:
     return fmt.table, rule(fmt), req.blocksize
 
 
-def _common(req: Request, log: bool | None = None) -> dict:
-    """log: search by log buckets (None: the rule's default, ops/table_search.search)."""
+def _common(req: Request) -> dict:
     fmt = req.fmt
     table, how, block = _table_of(req)
-    found = search(table, how == "lookup", log) if table else None
+    found = search(table, how == "lookup") if table else None
     ctx = dict(rule=how, unit=block, search=found, tiny=TINY,
                log_search=bool(found and found.buckets and found.buckets.kind == "log"),
                int_div=float(max(-fmt.qmin, fmt.qmax)) if how == "absmax_int" else 0.0)  # fmt: skip
@@ -161,13 +160,23 @@ def _quantize_context(req: Request) -> dict:
 
 
 PER_LANE = 16  # elements a work-item of quantize_blockwise takes by default (H100, 2026-11-25: 8 was 10-12% slower)
-# quantize_blockwise's tiles a work-group by search kind: the log buckets' 13 KB table is copied
-# once for them. NVIDIA H200, 2026-12-03 (docs/bench/scripts/quantsweep.py, x 4096 x 14336, bs 256,
-# kernel alone): run 209 (qsweep_s41.json), tiles 1 / 4 / 8 / 16, blockwise8 f16 x 76.0 / 69.1 /
-# 72.2 / 75.0 us, f32 x 92.8 / 86.8 / 87.1 / 88.2; run 210 (qsweep_s41b.json, the absmax within a
-# sub-group), 2 / 4 / 8: f16 62.4 / 60.1 / 60.9, f32 82.6 / 83.2 / 91.7. nf4 and fp4 (small tables):
-# 1 is fastest (run 209: nf4 f16 46.5 against 51.1 at 4).
-TILES = {"log": 4}
+# quantize_blockwise's tiles a work-group where its search's tables take TILED_TABLE_BYTES or more of
+# local memory: they are copied once for the tiles. NVIDIA H200, 2026-12-03
+# (docs/bench/scripts/quantsweep.py, x 4096 x 14336, kernel alone): blockwise8 bs 256 (13 KB), run
+# 209 (qsweep_s41.json), tiles 1 / 4 / 8 / 16, f16 x 76.0 / 69.1 / 72.2 / 75.0 us, f32 x 92.8 / 86.8
+# / 87.1 / 88.2; run 210 (qsweep_s41b.json, the absmax within a sub-group), 2 / 4 / 8: f16 62.4 /
+# 60.1 / 60.9, f32 82.6 / 83.2 / 91.7. fp4 bs 64 (1088 bytes), run 215 (qsweep_s42b.json), 1 / 2 / 4:
+# f16 56.4 / 56.4 / 53.9, f32 77.9 / - / 70.8. nf4 (128 bytes): 1 (run 209: f16 46.5 against 51.1 at
+# 4; run 215: f32 68.1 at both).
+TILES, TILED_TABLE_BYTES = 4, 1024
+
+
+def _table_bytes(found) -> int:
+    """The local memory the search's tables take (ops/table_search.py)."""
+    b = found.buckets
+    if b is None:
+        return 4 * len(found.keys)
+    return 4 * len(b.entries) if b.kind == "log" else 4 * len(b.keys) + len(b.base)
 
 
 def blockwise(fmt: Format) -> bool:
@@ -180,14 +189,14 @@ def _blockwise_context(req: Request) -> dict:
     fmt = req.fmt
     if req.nested:
         raise QKGenValueError("nested: quantize_blockwise makes the first level; allowed: False")
-    ctx = _common(req, req.pop_bool("log_buckets", rule(fmt) == "lookup"))
+    ctx = _common(req)
     per_lane = req.pop_int("per_lane", PER_LANE, 8, 32)
     if per_lane & (per_lane - 1) or req.blocksize % per_lane:
         raise QKGenValueError(f"per_lane: {per_lane}; allowed: 8, 16 or 32, dividing the blocksize {req.blocksize}")
     lanes = req.blocksize // per_lane
     wg = req.pop_wg(max(256, lanes), lanes)
     buckets = ctx["search"].buckets
-    tiles = req.pop_int("tiles", TILES.get(buckets.kind if buckets else "", 1), 1, 64)
+    tiles = req.pop_int("tiles", TILES if _table_bytes(ctx["search"]) >= TILED_TABLE_BYTES else 1, 1, 64)
     lane_bytes = per_lane // fmt.per_byte
     # whole words a lane; the lookup rule's code of 0 is not its pad (0), so its tail slots must not be stored
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
@@ -201,12 +210,7 @@ def _blockwise_context(req: Request) -> dict:
         args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]
     else:
         args.append(Arg("keys", "local", "f32", count=len(ctx["search"].keys)))
-    # x_words: 16-bit x kept two a word until scaled (fewer registers than its f32 values)
-    x_words = req.pop_bool("x_words", False)
-    if x_words and req.dtype == "f32":
-        raise QKGenValueError("x_words: True; allowed with 16-bit x (f16, bf16)")
-    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, x_words=x_words,
-                per_byte=fmt.per_byte,
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 

@@ -23,7 +23,8 @@ below no finite c, so the count stays within 0 .. 15 (a NaN or infinite c comes 
 non-finite x, which the kernels' status reports and the host refuses). nf4: 16 buckets a unit on
 centres, one key each. fp4: its keys -1/384, 0 and 1/384 share a bucket on centres at any scale up
 to 128 (on edges 0 and 1/384 share one up to 256): 256 buckets a unit on centres, one key each (a
-1 KB byte table, in place of 16 on edges with two keys, a read and a compare more a value).
+1 KB byte table; 16 on edges with two keys took a read and a compare more a value: 5-8% slower on
+an H200, docs/bench/2026-12-03-h200-session42.md).
 
 Log buckets (the "lookup" rule: 255 cuts, crowded near 0 as bitsandbytes' dynamic map is): c falls
 in a bucket by the bits of |c| and its sign, off = max(|c|, LO) - LO and step = off >> SHIFT as
@@ -220,9 +221,7 @@ def lookup_cuts(table: tuple[float, ...]) -> tuple[float, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def search(table: tuple[float, ...], lookup: bool = False, log: bool | None = None) -> Search:
-    """The search of a table's rule; log: by log buckets (default: for the lookup rule), else by linear
-    buckets where the table allows them, else the tree."""
+def search(table: tuple[float, ...], lookup: bool = False) -> Search:
     t = np.asarray(table, dtype=_F32)
     order = np.argsort(t, kind="stable")
     mids = (t[order[:-1]] + t[order[1:]]) / _F32(2)
@@ -231,8 +230,7 @@ def search(table: tuple[float, ...], lookup: bool = False, log: bool | None = No
     ident = bool(np.all(order == np.arange(len(order))))
     keys = lookup_cuts(table) if lookup else tuple(float(m) for m in mids)
     found = Search(keys, not lookup, None if ident else tuple(int(o) for o in order), pad)
-    log = lookup if log is None else log
-    return dataclasses.replace(found, buckets=_log_buckets(found) if log else _buckets(found))
+    return dataclasses.replace(found, buckets=_log_buckets(found) if lookup else _buckets(found))
 
 
 def _buckets(s: Search) -> Buckets | None:
@@ -258,20 +256,17 @@ def _buckets(s: Search) -> Buckets | None:
     return None
 
 
-LOG_SHIFTS = (23, 22, 21, 20, 19, 18, 17, 16)  # 1 .. 128 buckets a binade, the fewest first
+LOG_SHIFTS = (20, 19, 18, 17, 16)  # 8 .. 128 buckets a binade, the fewest first
 
 
 def _log_buckets(s: Search) -> LogBuckets | None:
-    """The log buckets (module docstring): the fewest leaving at most one key to compare in any, LO
-    the power of two below the least nonzero |key| (its low bit set or not; 0 where that is below
-    every float); None where the keys do not lie within [-1, 1] or the counts outgrow a byte. Keys
-    counted where below c (the nearest rule) are counted as their next float up, at or below c. Checked
-    against the sorted keys' count at every key, every bucket's least c, the floats on either side of
-    both, +-0, +-1, past them and +-inf."""
+    """The lookup rule's log buckets (module docstring): the fewest leaving at most one key to compare
+    in any, LO the power of two below the least nonzero |key| (its low bit set or not); None where the
+    keys are not at-or-below keys within [-1, 1] or the counts outgrow a byte. Checked against the
+    sorted keys' count at every key, every bucket's least c, the floats on either side of both, +-0,
+    +-1, past them and +-inf."""
     keys = np.asarray(s.keys, _F32)
-    if s.strict:  # k < c exactly where the float after k is at or below c (a key 0: the least subnormal)
-        keys = np.nextafter(keys, _F32(np.inf))
-    if len(keys) > 255 or not np.all(np.abs(keys) <= 1) or not np.any(keys != 0):
+    if s.strict or len(keys) > 255 or not np.all(np.abs(keys) <= 1) or not np.any(keys != 0):
         return None
     least_mag = float(np.min(np.abs(keys[keys != 0])))
     lo0 = int(np.float32(2.0 ** (np.floor(np.log2(least_mag)) - 1)).view(np.uint32))
@@ -293,7 +288,7 @@ def _log_buckets(s: Search) -> LogBuckets | None:
             t[one_key] = probe.rank(keys[base[one_key]])
             entries = tuple(int(e) for e in (base << shift) + (1 << shift) - t)
             found = dataclasses.replace(probe, entries=entries)
-            edges = np.asarray([-1, 0, -0.0, 1, 2.0**-30, -(2.0**-30), 2.0**-149, -(2.0**-149), np.inf, -np.inf], _F32)
+            edges = np.asarray([-1, 0, -0.0, 1, 2.0**-30, -(2.0**-30), np.inf, -np.inf], _F32)
             near = np.concatenate([keys, least[1:]]).astype(_F32)
             near = np.concatenate([near, np.nextafter(near, _F32(-2)), np.nextafter(near, _F32(2)), edges,
                                    np.nextafter(_F32([1, -1]), _F32([2, -2]))])  # fmt: skip

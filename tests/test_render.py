@@ -139,7 +139,7 @@ def test_golden_sources(op, fmt, backend, kw):
         (dict(format="int4", scale_mode="col"), "scale_mode: 'col'; allowed: tensor, row, group"),
         (dict(bogus=1), "params: unknown parameter(s) ['bogus'] for dequantize; allowed: cpi, ept, prefetch, wg"),
         (dict(op="gemv", format="q4_0", bogus=1), "for gemv; allowed: ept, fast_decode, local_sums, mmax, pairs, prefetch, rpw, slices"),
-        (dict(op="quantize_blockwise", bogus=1), "for quantize_blockwise; allowed: per_lane, tiles, wg"),
+        (dict(op="quantize_blockwise", bogus=1), "for quantize_blockwise; allowed: min_groups, per_lane, tiles, wg"),
     ],
 )
 def test_render_rejects_bad_input(kwargs, match):

@@ -154,10 +154,13 @@ class Dialect(PairArithmetic, WordMoves, LaneReductions):
 
     locals_as_params: ClassVar[bool] = False  # local arrays arrive as kernel arguments (SYCL)
 
-    def kernel(self, name: str, args: tuple, wg: int, dims: int = 1, subgroup: int | None = None) -> str:
+    def kernel(self, name: str, args: tuple, wg: int, dims: int = 1, subgroup: int | None = None,
+               min_groups: int = 0) -> str:
         """The kernel's signature from its Args (kernels.source.Arg): the qualifier and each
         attribute on a line of its own, then one parameter a line. Buffers as pointers, scalars by
-        value, local arrays as arguments only where the dialect passes them so (SYCL)."""
+        value, local arrays as arguments only where the dialect passes them so (SYCL). min_groups:
+        work-groups a compute unit should hold at once, where the dialect can ask the compiler (its
+        register budget)."""
         params = []
         for a in args:
             if a.is_buffer:
@@ -166,13 +169,13 @@ class Dialect(PairArithmetic, WordMoves, LaneReductions):
                 params.append(self.scalar(a.ctype, a.name))
             elif self.locals_as_params:
                 params.append(self.local_param(a.ctype, a.name))
-        head = [self.kernel_prefix.strip(), *self._attrs(wg, dims, subgroup)]
+        head = [self.kernel_prefix.strip(), *self._attrs(wg, dims, subgroup, min_groups)]
         return "\n".join(head) + f"\nvoid {name}(\n" + ",\n".join(f"    {p}" for p in params) + ")"
 
     def local_param(self, ctype: str, name: str) -> str:
         raise NotImplementedError
 
-    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None, min_groups: int = 0) -> list[str]:
         return []
 
     def kernel_entry(self, args: tuple = (), dims: int = 1) -> str:

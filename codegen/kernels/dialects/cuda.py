@@ -183,8 +183,8 @@ class CUDADialect(PTXMatrixProducts, Dialect):
             lines.append("#include <cuda_bf16.h>")
         return "\n".join(lines + self._typedefs(text))
 
-    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
-        return [f"__launch_bounds__({wg})"]
+    def _attrs(self, wg: int, dims: int, subgroup: int | None, min_groups: int = 0) -> list[str]:
+        return [f"__launch_bounds__({wg}{f', {min_groups}' if min_groups else ''})"]
 
     def mul_rn(self, a: str, b: str) -> str:
         return f"__fmul_rn({a}, {b})"

@@ -149,7 +149,7 @@ class OpenCLDialect(PTXMatrixProducts, Dialect):
         lines.append("#pragma OPENCL FP_CONTRACT OFF")
         return "\n".join(lines)
 
-    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None, min_groups: int = 0) -> list[str]:
         attrs = [f"__attribute__((reqd_work_group_size({wg}, 1, 1)))"]
         if subgroup and self.subgroups and not self.warp_ptx:  # a warp is always 32 lanes
             attrs.append(f"__attribute__((intel_reqd_sub_group_size({subgroup})))")

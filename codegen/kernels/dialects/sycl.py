@@ -61,7 +61,7 @@ class SYCLDialect(Dialect):
             "#pragma clang fp contract(off)",
         ])  # fmt: skip
 
-    def _attrs(self, wg: int, dims: int, subgroup: int | None) -> list[str]:
+    def _attrs(self, wg: int, dims: int, subgroup: int | None, min_groups: int = 0) -> list[str]:
         # The required sub-group size sits on the kernel itself, never on a lambda.
         props = [f"syclexp::nd_range_kernel<{dims}>"]
         if subgroup and self.subgroups:

@@ -206,11 +206,14 @@ def _blockwise_context(req: Request) -> dict:
         args.append(Arg("scratch", "local", "f32", count=wg))
     if ctx["log_search"]:  # the log buckets' entries
         args.append(Arg("entry", "local", "u32", count=len(buckets.entries)))
-    elif buckets:  # the bucket search's two tables
+    elif buckets:  # the bucket search's two tables (base as the keys' byte offsets: 4 x the count, a byte)
+        assert 4 * max(buckets.base) <= 255, fmt.name
         args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]
     else:
         args.append(Arg("keys", "local", "f32", count=len(ctx["search"].keys)))
-    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, per_byte=fmt.per_byte,
+    min_groups = req.pop_int("min_groups", 0, 0, 32)  # work-groups a compute unit holds at once: a register budget
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, min_groups=min_groups,
+                per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 

@@ -265,6 +265,7 @@ def _blocks_context(req: Request, how: str) -> dict:
         if use_pairs and pairs is None:
             raise QKGenValueError(f"pairs: True; allowed: f16 x with fp16 arithmetic, bf16 x with bf16 (x: {req.dtype})")
         ctx["pairs"] = pairs if use_pairs else None
+        ctx["min_groups"] = req.pop_int("min_groups", 0, 0, 32)  # work-groups a compute unit holds at once
     return ctx
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU run 218 (2026-12-03, session 42): the linear buckets' base table as the keys' byte offsets (4 x the
 # count) against the tree before it (.gpu/mid, 53a9c45), and a register budget
-# for quantize_blockwise (knob min_groups: __launch_bounds__(256, 8), 32 registers, no spills by ptxas),
+# for quantize_blockwise (knob min_groups: __launch_bounds__(256, 8), 32 registers, no spills by ptxas) and
+# mxfp4 (24 a compute unit, 39 registers),
 # kernels alone, each checked against the public call's bytes; corners through CUDA and NVIDIA's OpenCL.
 set -u
 source .gpu/setup.sh > $OUT/setup.log 2>&1 || { cat $OUT/setup.log; exit 1; }

@@ -227,7 +227,7 @@ def _blocks_context(req: Request, how: str) -> dict:
     x_bytes = fmt.block * (4 if req.dtype == "f32" else 2) if how == "sub_scale_table" else 0
     nsub = fmt.sub_count
     ctx = dict(stage="blocks", rule=how, args=args, planes=plane_bytes(fmt), x_bytes=x_bytes,
-               sub=fmt.sub_block or fmt.block, nsub=nsub, k=kquant_search(fmt) or {})  # fmt: skip
+               sub=fmt.sub_block or fmt.block, nsub=nsub, k=kquant_search(fmt) or {}, min_groups=0)  # fmt: skip
     if how in SEARCH_RULES:
         # lanes: work-items a block, each taking nsub / lanes sub-blocks through the search; the
         # block's scales and codes meet in local memory. One sub-block a work-item where the register

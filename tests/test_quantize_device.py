@@ -402,8 +402,8 @@ def test_cuda_takes_the_measured_lanes():
 def test_cuda_takes_the_measured_blockwise_knobs():
     """runtime.quantize_knobs' elements a work-item for nf4 on CUDA with 16-bit x (32): where the
     blocksize takes them, the kernel renders with them and its name says so; f32 x, other kinds of
-    device, fp4 and blockwise8 keep the op's default (fp4 and blockwise8: 4 tiles, for their larger
-    tables)."""
+    device and fp4 keep the op's default (4 tiles, for its larger table); blockwise8 with 16-bit x takes
+    a register budget (min_groups 8), with f32 x the default."""
     from qkgen.kernels.target import get_target
     from qkgen.runtime import quantize_knobs
 
@@ -418,7 +418,14 @@ def test_cuda_takes_the_measured_blockwise_knobs():
             assert ks.param("tiles") == (4 if name == "fp4" else 1), ks.params
             assert quantize_knobs.blockwise_knobs(cpu, fmt, dtype, 64) == {}
         assert quantize_knobs.blockwise_knobs(cuda, fmt, "f32", 64) == {}
-    assert quantize_knobs.blockwise_knobs(cuda, F.get("blockwise8"), "f16", 256) == {}
+    for dtype in ("f16", "bf16"):  # blockwise8: a register budget
+        knobs = quantize_knobs.blockwise_knobs(cuda, F.get("blockwise8"), dtype, 256)
+        assert knobs == {"min_groups": 8}
+        src = qkgen.render("quantize_blockwise", "blockwise8", cuda, dtype=dtype, blocksize=256, **knobs).source
+        assert "__launch_bounds__(256, 8)" in src
+    assert quantize_knobs.blockwise_knobs(cuda, F.get("blockwise8"), "f32", 256) == {}
+    for arch in ("cuda-sm86", "cuda-sm120"):  # 1536 threads an SM: 8 work-groups of 256 do not fit
+        assert quantize_knobs.blockwise_knobs(get_target(arch), F.get("blockwise8"), "f16", 256) == {}
     assert quantize_knobs.blockwise_knobs(cuda, F.get("nf4"), "f16", 16) == {}  # 32 does not divide 16
 
 

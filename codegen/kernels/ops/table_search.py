@@ -23,8 +23,8 @@ below no finite c, so the count stays within 0 .. 15 (a NaN or infinite c comes 
 non-finite x, which the kernels' status reports and the host refuses). nf4: 16 buckets a unit on
 centres, one key each. fp4: its keys -1/384, 0 and 1/384 share a bucket on centres at any scale up
 to 128 (on edges 0 and 1/384 share one up to 256): 256 buckets a unit on centres, one key each (a
-1 KB byte table; 16 on edges with two keys took a read and a compare more a value: 5-8% slower on
-an H200, docs/bench/2026-12-03-h200-session42.md).
+1 KB byte table; 16 on edges with two keys took a read and a compare more a value: NVIDIA H200,
+run 215, fp4 f16 x 58.5 against 56.4 us, docs/bench/2026-12-03-h200-session42.md).
 
 Log buckets (the "lookup" rule: 255 cuts, crowded near 0 as bitsandbytes' dynamic map is): c falls
 in a bucket by the bits of |c| and its sign, off = max(|c|, LO) - LO and step = off >> SHIFT as

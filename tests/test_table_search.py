@@ -60,8 +60,8 @@ def test_lookup_is_the_count_of_cuts(name, rng):
 @pytest.mark.parametrize("name", ["nf4", "fp4"])
 def test_buckets_count_the_sorted_keys(name, rng):
     """The bucket searches as the kernels compute them (nf4: 16 buckets a unit on centres, a key each;
-    fp4: 256, a key each: its keys -1/384, 0 and 1/384 lie in three buckets), at every key, the f32 on either side of it, random c, the ends of
-    [-1, 1] and the f32 just past them. (Every f32 in [-1, 1] was compared once by hand: 2026-12-02,
+    fp4: 256, a key each: its keys -1/384, 0 and 1/384 lie in three buckets), at every key, the f32
+    on either side of it, random c, the ends of [-1, 1] and the f32 just past them. (Every f32 in [-1, 1] was compared once by hand: 2026-12-02,
     no mismatch; too slow for a test.) Any other c, the c of a non-finite x, still counts within
     0 .. 15 and reads within the tables."""
     s = search(F.get(name).table)

@@ -171,12 +171,16 @@ PER_LANE = 16  # elements a work-item of quantize_blockwise takes by default (H1
 TILES, TILED_TABLE_BYTES = 4, 1024
 
 
-def _table_bytes(found) -> int:
-    """The local memory the search's tables take (ops/table_search.py)."""
+def _table_args(ctx: dict) -> list[Arg]:
+    """The search's tables in local memory, where quantize_blockwise's work-group copies them."""
+    found = ctx["search"]
     b = found.buckets
-    if b is None:
-        return 4 * len(found.keys)
-    return 4 * len(b.entries) if b.kind == "log" else 4 * len(b.keys) + len(b.base)
+    if ctx["log_search"]:  # the log buckets' entries
+        return [Arg("entry", "local", "u32", count=len(b.entries))]
+    if b:  # the bucket search's two tables (base as the keys' byte offsets: 4 x the count, a byte)
+        assert 4 * max(b.base) <= 255, b
+        return [Arg("keys", "local", "f32", count=len(b.keys)), Arg("base", "local", "u8", count=len(b.base))]
+    return [Arg("keys", "local", "f32", count=len(found.keys))]
 
 
 def blockwise(fmt: Format) -> bool:
@@ -195,8 +199,8 @@ def _blockwise_context(req: Request) -> dict:
         raise QKGenValueError(f"per_lane: {per_lane}; allowed: 8, 16 or 32, dividing the blocksize {req.blocksize}")
     lanes = req.blocksize // per_lane
     wg = req.pop_wg(max(256, lanes), lanes)
-    buckets = ctx["search"].buckets
-    tiles = req.pop_int("tiles", TILES if _table_bytes(ctx["search"]) >= TILED_TABLE_BYTES else 1, 1, 64)
+    tables = _table_args(ctx)
+    tiles = req.pop_int("tiles", TILES if sum(a.nbytes() for a in tables) >= TILED_TABLE_BYTES else 1, 1, 64)
     lane_bytes = per_lane // fmt.per_byte
     # whole words a lane; the lookup rule's code of 0 is not its pad (0), so its tail slots must not be stored
     assert lane_bytes % 4 == 0 and (ctx["rule"] == "nearest" or fmt.per_byte == 1), fmt.name
@@ -204,16 +208,9 @@ def _blockwise_context(req: Request) -> dict:
             Arg("n", "scalar", "u64")]  # fmt: skip
     if dialect(req.target).row_max_subgroup(lanes) is None:  # the absmax's tree
         args.append(Arg("scratch", "local", "f32", count=wg))
-    if ctx["log_search"]:  # the log buckets' entries
-        args.append(Arg("entry", "local", "u32", count=len(buckets.entries)))
-    elif buckets:  # the bucket search's two tables (base as the keys' byte offsets: 4 x the count, a byte)
-        assert 4 * max(buckets.base) <= 255, fmt.name
-        args += [Arg("keys", "local", "f32", count=len(buckets.keys)), Arg("base", "local", "u8", count=len(buckets.base))]
-    else:
-        args.append(Arg("keys", "local", "f32", count=len(ctx["search"].keys)))
-    min_groups = req.pop_int("min_groups", 0, 0, 32)  # work-groups a compute unit holds at once: a register budget
-    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles, min_groups=min_groups,
-                per_byte=fmt.per_byte,
+    args += tables
+    return dict(stage="blockwise", args=args, lanes=lanes, per_lane=per_lane, tiles=tiles,
+                min_groups=req.pop_min_groups(), per_byte=fmt.per_byte,
                 mask=(1 << fmt.low_bits) - 1, shift_expr=_shift_expr(fmt, False), wg=wg, **ctx)  # fmt: skip
 
 
@@ -265,7 +262,7 @@ def _blocks_context(req: Request, how: str) -> dict:
         if use_pairs and pairs is None:
             raise QKGenValueError(f"pairs: True; allowed: f16 x with fp16 arithmetic, bf16 x with bf16 (x: {req.dtype})")
         ctx["pairs"] = pairs if use_pairs else None
-        ctx["min_groups"] = req.pop_int("min_groups", 0, 0, 32)  # work-groups a compute unit holds at once
+        ctx["min_groups"] = req.pop_min_groups()
     return ctx
 
 

@@ -72,6 +72,10 @@ class Request:
             raise QKGenValueError(f"{name}: {v!r}; allowed: {', '.join(allowed)}")
         return v
 
+    def pop_min_groups(self) -> int:
+        """Work-groups a compute unit should hold at once: a register budget (0: the compiler's own)."""
+        return self.pop_int("min_groups", 0, 0, 32)
+
     def pop_wg(self, default: int, multiple: int) -> int:
         wg = self.pop_int("wg", default, 1, 1024)
         if wg % multiple or wg & (wg - 1):

@@ -58,6 +58,8 @@ FASTER_INT8DOT: MappingProxyType[tuple[str, bool, bool], frozenset[str]] = Mappi
     # M = 4 / 8: q2_k 43.9 / 45.6 vs 58.0 / 83.8, q3_k 39.9 / 53.2 vs 78.1 / 101.3, q4_k 33.4 / 40.0 vs
     # 59.8 / 86.2, q5_k 34.7 / 49.1 vs 73.2 / 100.2, q6_k 42.8 / 56.5 vs 79.8 / 103.1, nvfp4 68.4 / 76.4
     # vs 66.8 / 89.9 (mxfp4 72.6 / 80.9 vs 63.6 / 86.3: float)
+    # Each launch there costs about 5 us on the device and 7.7 us between two (H200, runs 220-221,
+    # docs/bench/2026-12-03-h200-session43.md): at M = 1 one launch usually beats two.
     ("opencl-nvidia", False, False): frozenset({"q3_k", "q5_k", "q6_k"}),
     ("opencl-nvidia", True, False): frozenset({"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k",
                                                 "q6_k", "nvfp4"}),  # fmt: skip

@@ -40,7 +40,7 @@ for label, kernel, args in (("no args", none, ()), ("4 KB buffer", one, (small,)
         run, wait = stats(kernel, args, groups)
         print(f"{label:<12} {groups:>5} groups: START->END {run:6.2f} us  SUBMIT->START {wait:6.2f} us")
 
-# two launches: the first's START to the second's END, less the two runs
+# two launches: the first's START to the second's END, and the first's END to the second's START
 spans = []
 for i in range(220):
     e1 = one(q, (2048 * 128,), (128,), large)

@@ -2,10 +2,11 @@
 For each case [op, fmt, dtype, knobs] the kernel is rendered for each backend's own target, launched
 on hot buffers (W [4096, 14336], x [1, 14336] f16/f32) and timed two ways on both backends: one
 launch between two events (median of 50 after 5: OpenCL's profiling events, the device's execution
-alone), and 200 back-to-back launches per launch (CUDA: replayed from a CUDA graph; OpenCL: between
-two syncs, host clock, so its enqueue gaps count). OpenCL's PTX (the program's binary on NVIDIA) is written to argv[2]/<kernel>.ptx for
-ptxas, each backend's source beside it (<kernel>.<backend>.src).
-argv[1]: JSON list of cases; argv[2]: the folder for the PTX and SASS; argv[3]: output JSON."""
+alone), and 200 back-to-back launches per launch (CUDA: replayed from a CUDA graph, gemv_sweep's
+graph_us; OpenCL: between two syncs, host clock, so its enqueue gaps count). OpenCL's PTX (the
+program's binary on NVIDIA) is written to argv[2]/<kernel>.ptx for ptxas, each backend's source
+beside it (<kernel>.<backend>.src).
+argv[1]: JSON list of cases; argv[2]: the folder for the PTX and sources; argv[3]: output JSON."""
 import json, os, sys, time
 import numpy as np
 import qkgen
@@ -21,31 +22,11 @@ rng = np.random.default_rng(0)
 W = rng.standard_normal((N, K)).astype(np.float32)
 
 
-def graph_us(dev, kern, args, g, l, reps=200):
-    """Per launch of reps launches captured in one CUDA graph, median of 7 replays."""
-    import torch
-    fn = lambda: dev.launch(kern, args, g, l)  # noqa: E731
-    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn(); fn()
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(reps):
-            fn()
-    graph.replay(); torch.cuda.synchronize()
-    e0, e1 = torch.cuda.Event(True), torch.cuda.Event(True)
-    t = []
-    for _ in range(7):
-        e0.record(); graph.replay(); e1.record(); torch.cuda.synchronize()
-        t.append(e0.elapsed_time(e1) * 1e3 / reps)
-    return float(np.median(t))
-
-
 def spans_us(dev, kern, args, g, l, reps=200):
     """Per launch of reps back-to-back launches, between a sync before and after (host clock)."""
     if dev.target.backend == "cuda":
-        return graph_us(dev, kern, args, g, l, reps)
+        from gemv_sweep import graph_us  # imported only here: it opens the CUDA device
+        return graph_us(lambda: dev.launch(kern, args, g, l), reps)
     for _ in range(5):
         dev.launch(kern, args, g, l)
     dev.synchronize()
